@@ -1,0 +1,360 @@
+"""Gold cases: the typed model, loading and validation of ``cases/<domain>/``.
+
+A domain folder holds ``domain.yaml`` (database, dialect, allowlisted schemas, pinned ``as_of``
+and snapshot) and one YAML file per case. Loading never stops at the first bad file: every
+problem is collected as a :class:`CaseProblem` naming the file, the field and the fix, and the
+valid cases still load.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import hashlib
+import re
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+DIFFICULTIES: tuple[str, ...] = (
+    "simple_aggregate",
+    "filtered_aggregate",
+    "multi_condition",
+    "time_window",
+    "top_k",
+    "trap",
+)
+ENGINES: tuple[str, ...] = ("duckdb", "postgres", "sqlite")
+# Identifiers are YAML/file names, not SQL: a regular expression is the right tool here.
+_ID = re.compile(r"^[a-z0-9][a-z0-9-]{0,63}$")
+_CASE_FIELDS = {
+    "id",
+    "question",
+    "phrasings",
+    "gold_sql",
+    "difficulty",
+    "traps",
+    "tags",
+    "expected_result",
+    "db_id",
+    "evidence",
+}
+
+
+@dataclass(frozen=True)
+class CaseProblem:
+    """One thing wrong with one file: what, where and how to fix it."""
+
+    path: str
+    field: str
+    problem: str
+    fix: str
+    case_id: str | None = None
+
+    def __str__(self) -> str:
+        where = f"{self.path} (case {self.case_id})" if self.case_id else self.path
+        return f"{where}: field '{self.field}': {self.problem}. Fix: {self.fix}"
+
+
+@dataclass(frozen=True)
+class ExpectedResult:
+    """A gold result frozen on the pinned snapshot by ``t2s cases freeze``."""
+
+    columns: tuple[str, ...]
+    rows: tuple[tuple[Any, ...], ...]
+
+
+@dataclass(frozen=True)
+class Case:
+    """One gold triple: question (+ phrasings), gold SQL and metadata."""
+
+    id: str
+    question: str
+    phrasings: tuple[str, ...]
+    gold_sql: str
+    difficulty: str
+    traps: tuple[str, ...] = ()
+    tags: tuple[str, ...] = ()
+    expected_result: ExpectedResult | None = None
+    db_id: str | None = None
+    evidence: str | None = None
+    path: str = ""
+
+    @property
+    def questions(self) -> tuple[str, ...]:
+        """Phrasing 0 is the main question, then the alternatives in file order."""
+        return (self.question, *self.phrasings)
+
+
+@dataclass(frozen=True)
+class Domain:
+    """What ``domain.yaml`` declares: where the data is and what may be read."""
+
+    name: str
+    folder: Path
+    engine: str
+    dialect: str
+    database: str
+    allowed_schemas: tuple[str, ...]
+    as_of: str | None = None
+    snapshot: str | None = None
+    min_phrasings: int = 0
+
+    def database_for(self, case: Case | None = None) -> str:
+        """Database path or URL for a case: ``{db_id}`` in ``database`` names per-case files.
+
+        Relative paths are resolved against the domain folder.
+        """
+        target = self.database
+        if "{db_id}" in target:
+            if case is None or case.db_id is None:
+                raise ValueError(f"domain {self.name} needs a db_id per case")
+            target = target.replace("{db_id}", case.db_id)
+        if "://" in target or Path(target).is_absolute():
+            return target
+        return str((self.folder / target).resolve())
+
+
+@dataclass(frozen=True)
+class CaseSet:
+    """The loaded domain: valid cases, problems found, and a content hash of the files."""
+
+    domain: Domain
+    cases: tuple[Case, ...]
+    problems: tuple[CaseProblem, ...]
+    content_hash: str
+
+    def by_id(self) -> dict[str, Case]:
+        return {case.id: case for case in self.cases}
+
+    def counts_by_difficulty(self) -> dict[str, int]:
+        counts: dict[str, int] = {}
+        for case in self.cases:
+            counts[case.difficulty] = counts.get(case.difficulty, 0) + 1
+        return dict(sorted(counts.items()))
+
+
+def load_domain(folder: Path | str) -> Domain:
+    """Read ``domain.yaml``; raises :class:`t2s_pipeline.errors.CaseError` when it is invalid."""
+    from t2s_pipeline.errors import CaseError
+
+    folder = Path(folder)
+    path = folder / "domain.yaml"
+    if not path.exists():
+        raise CaseError(str(path), "-", "the domain file is missing", "create domain.yaml")
+    data = _read_yaml(path)
+    if not isinstance(data, Mapping):
+        raise CaseError(str(path), "-", "not a YAML mapping", "write key: value pairs")
+    for key in ("engine", "dialect", "database", "allowed_schemas"):
+        if key not in data:
+            raise CaseError(str(path), key, "missing", f"add '{key}:' to the domain file")
+    if data["engine"] not in ENGINES:
+        raise CaseError(str(path), "engine", f"unknown engine {data['engine']!r}", f"use one of {ENGINES}")
+    schemas = data["allowed_schemas"]
+    if not isinstance(schemas, list) or not schemas:
+        raise CaseError(str(path), "allowed_schemas", "must be a non-empty list", "list schema names")
+    return Domain(
+        name=str(data.get("name", folder.name)),
+        folder=folder,
+        engine=str(data["engine"]),
+        dialect=str(data["dialect"]),
+        database=str(data["database"]),
+        allowed_schemas=tuple(str(s) for s in schemas),
+        as_of=_date_text(data.get("as_of")),
+        snapshot=None if data.get("snapshot") is None else str(data["snapshot"]),
+        min_phrasings=int(data.get("min_phrasings", 0)),
+    )
+
+
+def load_cases(folder: Path | str) -> CaseSet:
+    """Load every case file of a domain; bad files become problems, the rest still load.
+
+    >>> load_cases("cases/erp").domain.engine  # doctest: +SKIP
+    'duckdb'
+    """
+    folder = Path(folder)
+    domain = load_domain(folder)
+    cases: list[Case] = []
+    problems: list[CaseProblem] = []
+    digest = hashlib.sha256((folder / "domain.yaml").read_bytes())
+    seen: dict[str, str] = {}
+    for path in sorted(folder.glob("*.yaml")):
+        if path.name in ("domain.yaml", "labels.yaml"):
+            continue
+        digest.update(path.name.encode())
+        digest.update(path.read_bytes())
+        case, found = parse_case(path, min_phrasings=domain.min_phrasings)
+        problems.extend(found)
+        if case is None:
+            continue
+        if case.id in seen:
+            problems.append(
+                CaseProblem(
+                    str(path), "id", f"duplicate id {case.id!r}, also in {seen[case.id]}",
+                    "give each case a unique id", case.id,
+                )  # fmt: skip
+            )
+            continue
+        seen[case.id] = str(path)
+        cases.append(case)
+    return CaseSet(domain, tuple(cases), tuple(problems), digest.hexdigest())
+
+
+def parse_case(path: Path, min_phrasings: int = 0) -> tuple[Case | None, list[CaseProblem]]:
+    """Parse one case file into a :class:`Case`, or report why it cannot be one."""
+    where = str(path)
+    try:
+        data = _read_yaml(path)
+    except yaml.YAMLError as error:
+        return None, [CaseProblem(where, "-", f"not valid YAML ({error})", "fix the YAML syntax")]
+    if not isinstance(data, Mapping):
+        return None, [CaseProblem(where, "-", "not a YAML mapping", "write 'key: value' fields")]
+    case_id = data.get("id")
+    problems = [p for p in _field_problems(where, data, min_phrasings)]
+    problems = [_with_case(p, case_id) for p in problems]
+    if problems:
+        return None, problems
+    expected, problem = _expected(where, data.get("expected_result"))
+    if problem is not None:
+        return None, [_with_case(problem, case_id)]
+    case = Case(
+        id=str(data["id"]),
+        question=str(data["question"]).strip(),
+        phrasings=tuple(str(p).strip() for p in data.get("phrasings") or ()),
+        gold_sql=str(data["gold_sql"]).strip(),
+        difficulty=str(data["difficulty"]),
+        traps=tuple(str(t) for t in data.get("traps") or ()),
+        tags=tuple(str(t) for t in data.get("tags") or ()),
+        expected_result=expected,
+        db_id=None if data.get("db_id") is None else str(data["db_id"]),
+        evidence=None if data.get("evidence") is None else str(data["evidence"]),
+        path=where,
+    )
+    return case, []
+
+
+def _field_problems(
+    where: str, data: Mapping[str, Any], min_phrasings: int
+) -> Iterable[CaseProblem]:
+    for key in ("id", "question", "gold_sql", "difficulty"):
+        if not isinstance(data.get(key), str) or not str(data.get(key)).strip():
+            yield CaseProblem(where, key, "missing or not a non-empty string", f"add '{key}: ...'")
+    case_id = data.get("id")
+    if isinstance(case_id, str) and not _ID.match(case_id):
+        yield CaseProblem(
+            where, "id", f"{case_id!r} is not [a-z0-9-] (max 64, starting alphanumeric)",
+            "use lower-case letters, digits and dashes",
+        )  # fmt: skip
+    difficulty = data.get("difficulty")
+    if isinstance(difficulty, str) and difficulty not in DIFFICULTIES and ":" not in difficulty:
+        # Imported benchmarks keep their own bands as "<benchmark>:<band>".
+        yield CaseProblem(
+            where, "difficulty", f"unknown difficulty {difficulty!r}",
+            f"use one of {', '.join(DIFFICULTIES)}",
+        )  # fmt: skip
+    yield from _list_problems(where, data, "phrasings", min_phrasings)
+    yield from _list_problems(where, data, "traps", 0)
+    yield from _list_problems(where, data, "tags", 0)
+    unknown = sorted(set(data) - _CASE_FIELDS)
+    if unknown:
+        yield CaseProblem(
+            where, unknown[0], f"unknown field(s) {unknown}",
+            f"remove them or use one of {sorted(_CASE_FIELDS)}",
+        )  # fmt: skip
+
+
+def _list_problems(
+    where: str, data: Mapping[str, Any], key: str, minimum: int
+) -> Iterable[CaseProblem]:
+    value = data.get(key)
+    if value is None:
+        value = []
+    if not isinstance(value, list) or not all(isinstance(v, str) and v.strip() for v in value):
+        yield CaseProblem(where, key, "must be a list of non-empty strings", f"write '{key}: [..]'")
+    elif len(value) < minimum:
+        yield CaseProblem(
+            where, key, f"has {len(value)} entries, the domain requires at least {minimum}",
+            f"add {minimum - len(value)} more alternative wording(s)",
+        )  # fmt: skip
+
+
+def _expected(where: str, value: Any) -> tuple[ExpectedResult | None, CaseProblem | None]:
+    if value is None:
+        return None, None
+    fix = "re-create it with `t2s cases freeze`"
+    if not isinstance(value, Mapping) or set(value) != {"columns", "rows"}:
+        return None, CaseProblem(where, "expected_result", "needs exactly columns and rows", fix)
+    columns, rows = value["columns"], value["rows"]
+    if not isinstance(columns, list) or not isinstance(rows, list):
+        return None, CaseProblem(where, "expected_result", "columns and rows must be lists", fix)
+    if any(not isinstance(r, list) or len(r) != len(columns) for r in rows):
+        return None, CaseProblem(
+            where, "expected_result.rows", "a row's length differs from the columns", fix
+        )
+    return ExpectedResult(tuple(str(c) for c in columns), tuple(tuple(r) for r in rows)), None
+
+
+def _with_case(problem: CaseProblem, case_id: Any) -> CaseProblem:
+    if isinstance(case_id, str):
+        return CaseProblem(problem.path, problem.field, problem.problem, problem.fix, case_id)
+    return problem
+
+
+def _read_yaml(path: Path) -> Any:
+    with path.open(encoding="utf-8") as handle:
+        return yaml.safe_load(handle)
+
+
+def _date_text(value: Any) -> str | None:
+    if value is None:
+        return None
+    if isinstance(value, dt.date):
+        return value.isoformat()
+    return str(value)
+
+
+@dataclass
+class FreezeReport:
+    written: list[str] = field(default_factory=list)
+    failed: list[CaseProblem] = field(default_factory=list)
+
+
+def expected_block(columns: Iterable[str], rows: Iterable[Iterable[Any]]) -> str:
+    """The YAML text of an ``expected_result`` block, values made YAML/JSON-safe."""
+    data = {
+        "expected_result": {
+            "columns": [str(c) for c in columns],
+            "rows": [[_plain(v) for v in row] for row in rows],
+        }
+    }
+    return yaml.safe_dump(data, sort_keys=False, default_flow_style=None, width=100)
+
+
+def write_expected(path: Path, block: str) -> None:
+    """Replace (or append) the trailing ``expected_result`` block of a case file, atomically.
+
+    The block is always the last top-level key, so everything above it (comments included)
+    is kept byte for byte.
+    """
+    lines = path.read_text(encoding="utf-8").splitlines(keepends=True)
+    cut = next((i for i, line in enumerate(lines) if line.startswith("expected_result:")), None)
+    head = "".join(lines if cut is None else lines[:cut])
+    if head and not head.endswith("\n"):
+        head += "\n"
+    tmp = path.with_name(path.name + ".tmp")
+    tmp.write_text(head + block, encoding="utf-8")
+    tmp.replace(path)
+
+
+def _plain(value: Any) -> Any:
+    from decimal import Decimal
+
+    if isinstance(value, Decimal):
+        return int(value) if value == value.to_integral_value() else float(value)
+    if isinstance(value, dt.date | dt.datetime | dt.time):
+        return value.isoformat()
+    if value is None or isinstance(value, bool | int | float | str):
+        return value
+    return str(value)
