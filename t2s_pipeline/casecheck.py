@@ -1,0 +1,172 @@
+"""Checks that need the database: gold SQL parses and runs read-only, twins, freezing.
+
+Loading (``cases.py``) is pure file work; this module adds what only the live domain database
+can tell. Gold queries run through the guarded executor like every other query.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+from collections.abc import Callable, Iterator
+from contextlib import closing, contextmanager
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from t2s_pipeline.cases import Case, CaseProblem, CaseSet, Domain, expected_block, write_expected
+from t2s_pipeline.errors import ExecutionError, SqlAnalysisError
+from t2s_pipeline.execution import Guard, QueryOutcome, open_executor
+from t2s_pipeline.sql.canonical import canonical_form
+from t2s_pipeline.sql.schema import Schema, read_schema
+
+Progress = Callable[[str], None]
+
+
+@dataclass
+class CheckReport:
+    """Everything ``t2s cases check`` finds about a case set."""
+
+    case_set: CaseSet
+    problems: list[CaseProblem] = field(default_factory=list)
+    twins: list[tuple[str, ...]] = field(default_factory=list)
+    snapshot_mismatch: str | None = None
+
+    @property
+    def ok(self) -> bool:
+        return not self.problems and self.snapshot_mismatch is None
+
+
+def evaluation_guard(domain: Domain, eval_row_cap: int | None = 100_000) -> Guard:
+    """The guard every harness query of a domain runs under (no serving LIMIT)."""
+    return Guard(
+        allowed_schemas=domain.allowed_schemas,
+        dialect=domain.dialect,
+        row_limit=None,
+        eval_row_cap=eval_row_cap,
+    )
+
+
+@contextmanager
+def raw_connection(domain: Domain, case: Case | None = None) -> Iterator[Any]:
+    """A read-only connection used only to read the catalogue (never to run case SQL)."""
+    target = domain.database_for(case)
+    if domain.engine == "postgres":
+        import psycopg2
+
+        conn = psycopg2.connect(target)
+        conn.set_session(readonly=True)
+    elif domain.engine == "sqlite":
+        if not Path(target).exists():
+            raise ExecutionError(f"database {target} does not exist")
+        conn = sqlite3.connect(f"file:{target}?mode=ro", uri=True)
+    else:
+        import duckdb
+
+        if not Path(target).exists():
+            raise ExecutionError(
+                f"database {target} does not exist; build it with `t2s demo build`"
+            )
+        conn = duckdb.connect(target, read_only=True)
+    with closing(conn):
+        yield conn
+
+
+def domain_schema(domain: Domain, case: Case | None = None) -> Schema:
+    """The live schema of the domain's allowlisted schemas."""
+    with raw_connection(domain, case) as conn:
+        return read_schema(conn, domain.engine, list(domain.allowed_schemas))
+
+
+def find_twins(cases: tuple[Case, ...], domain: Domain) -> dict[str, frozenset[str]]:
+    """Map each case id to the ids of its twins (same canonical gold query), itself excluded.
+
+    Cases whose gold SQL cannot be canonicalised have no twins.
+    """
+    schemas: dict[str | None, Schema] = {}
+    groups: dict[tuple[str | None, str], set[str]] = {}
+    for case in cases:
+        if case.db_id not in schemas:
+            schemas[case.db_id] = domain_schema(domain, case)
+        try:
+            canonical = canonical_form(case.gold_sql, domain.dialect, schemas[case.db_id])
+        except SqlAnalysisError:
+            continue
+        groups.setdefault((case.db_id, canonical), set()).add(case.id)
+    twins: dict[str, frozenset[str]] = {case.id: frozenset() for case in cases}
+    for members in groups.values():
+        for member in members:
+            twins[member] = frozenset(members - {member})
+    return twins
+
+
+def run_gold(domain: Domain, case: Case, eval_row_cap: int | None = 100_000) -> QueryOutcome:
+    """Run one case's gold SQL through the guarded executor."""
+    with open_executor(domain.database_for(case), evaluation_guard(domain, eval_row_cap)) as ex:
+        return ex.run(case.gold_sql)
+
+
+def check_case_set(case_set: CaseSet, progress: Progress | None = None) -> CheckReport:
+    """Validate files, run every gold query read-only, report twins and snapshot drift."""
+    say = progress or (lambda _m: None)
+    report = CheckReport(case_set, problems=list(case_set.problems))
+    report.snapshot_mismatch = _snapshot_mismatch(case_set.domain)
+    for index, case in enumerate(case_set.cases, start=1):
+        say(f"[{index}/{len(case_set.cases)}] {case.id}")
+        problem = _gold_problem(case, run_gold(case_set.domain, case))
+        if problem is not None:
+            report.problems.append(problem)
+    twins = find_twins(case_set.cases, case_set.domain)
+    groups = {tuple(sorted(others | {cid})) for cid, others in twins.items() if others}
+    report.twins = sorted(groups)
+    return report
+
+
+def freeze_case_set(case_set: CaseSet, progress: Progress | None = None) -> list[CaseProblem]:
+    """Write each case's live gold result into its file as ``expected_result``."""
+    say = progress or (lambda _m: None)
+    problems: list[CaseProblem] = []
+    for case in case_set.cases:
+        outcome = run_gold(case_set.domain, case)
+        problem = _gold_problem(case, outcome)
+        if problem is not None:
+            problems.append(problem)
+            continue
+        write_expected(Path(case.path), expected_block(outcome.columns, outcome.rows))
+        say(f"froze {case.id}: {len(outcome.rows)} row(s)")
+    return problems
+
+
+def _gold_problem(case: Case, outcome: QueryOutcome) -> CaseProblem | None:
+    if outcome.refused:
+        return CaseProblem(
+            case.path, "gold_sql", f"refused by the {outcome.layer} layer: {outcome.reason}",
+            "read only allowlisted schemas, in one read-only statement", case.id,
+        )  # fmt: skip
+    if outcome.error is not None:
+        return CaseProblem(
+            case.path, "gold_sql", f"does not run: {outcome.error}",
+            "correct the query against the live schema", case.id,
+        )  # fmt: skip
+    if outcome.truncated:
+        return CaseProblem(
+            case.path, "gold_sql", "result exceeds the evaluation row cap",
+            "aggregate or filter so the answer is reviewable", case.id,
+        )  # fmt: skip
+    return None
+
+
+def _snapshot_mismatch(domain: Domain) -> str | None:
+    if domain.snapshot is None or domain.engine != "duckdb" or "{db_id}" in domain.database:
+        return None
+    from t2s_pipeline.demo.generate import read_snapshot_hash
+
+    try:
+        live = read_snapshot_hash(Path(domain.database_for()))
+    except Exception as error:  # a foreign DuckDB file has no meta.snapshot table
+        return f"cannot read the snapshot hash: {error}"
+    if live != domain.snapshot:
+        return (
+            f"warehouse snapshot {live[:12]} differs from the pinned {domain.snapshot[:12]}; "
+            "rebuild with `t2s demo build` or re-pin after `t2s cases freeze`"
+        )
+    return None

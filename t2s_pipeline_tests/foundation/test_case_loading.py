@@ -1,0 +1,95 @@
+"""Bad case files are reported with file, field and fix; the valid ones still load."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from t2s_pipeline.cases import expected_block, load_cases, parse_case, write_expected
+
+DOMAIN = """\
+name: t
+engine: duckdb
+dialect: duckdb
+database: w.duckdb
+allowed_schemas: [sales]
+as_of: 2025-06-30
+min_phrasings: 2
+"""
+
+GOOD = """\
+id: {id}
+question: How many orders are there?
+phrasings:
+  - Count the orders.
+  - What is the number of orders?
+gold_sql: |
+  SELECT count(*) FROM sales.orders
+difficulty: simple_aggregate
+traps: []
+tags: [sales]
+"""
+
+
+def _domain(tmp_path: Path, files: dict[str, str]) -> Path:
+    (tmp_path / "domain.yaml").write_text(DOMAIN)
+    for name, text in files.items():
+        (tmp_path / name).write_text(text)
+    return tmp_path
+
+
+BAD_FILES = {
+    "syntax": ("id: [unclosed\n", "-", "not valid YAML"),
+    "not-mapping": ("- just\n- a list\n", "-", "not a YAML mapping"),
+    "missing-gold": (GOOD.format(id="x").replace("gold_sql: |\n  SELECT count(*) FROM sales.orders\n", ""), "gold_sql", "missing"),
+    "bad-id": (GOOD.format(id="Bad_Id"), "id", "is not [a-z0-9-]"),
+    "bad-difficulty": (GOOD.format(id="x").replace("simple_aggregate", "hard"), "difficulty", "unknown difficulty"),
+    "few-phrasings": (GOOD.format(id="x").replace("  - What is the number of orders?\n", ""), "phrasings", "at least 2"),
+    "phrasings-not-list": (GOOD.format(id="x").replace("phrasings:\n  - Count the orders.\n  - What is the number of orders?\n", "phrasings: one\n"), "phrasings", "list of non-empty strings"),
+    "unknown-field": (GOOD.format(id="x") + "colour: blue\n", "colour", "unknown field"),
+    "bad-expected": (GOOD.format(id="x") + "expected_result:\n  columns: [a]\n  rows: [[1, 2]]\n", "expected_result.rows", "length differs"),
+}  # fmt: skip
+
+
+@pytest.mark.parametrize("kind", sorted(BAD_FILES))
+def test_bad_file_is_reported_and_others_load(tmp_path: Path, kind: str) -> None:
+    """Each kind of bad file names its field and a fix, without hiding the good cases."""
+    text, field, problem = BAD_FILES[kind]
+    folder = _domain(tmp_path, {"good.yaml": GOOD.format(id="good"), "bad.yaml": text})
+    case_set = load_cases(folder)
+    assert [c.id for c in case_set.cases] == ["good"]
+    assert len(case_set.problems) == 1
+    reported = case_set.problems[0]
+    assert reported.path.endswith("bad.yaml")
+    assert reported.field == field
+    assert problem in reported.problem
+    assert "Fix:" in str(reported)
+
+
+def test_duplicate_ids_are_reported(tmp_path: Path) -> None:
+    """Two files claiming one id would make leave-one-out exclude the wrong case."""
+    folder = _domain(tmp_path, {"a.yaml": GOOD.format(id="same"), "b.yaml": GOOD.format(id="same")})
+    case_set = load_cases(folder)
+    assert len(case_set.cases) == 1
+    assert case_set.problems[0].field == "id" and "duplicate" in case_set.problems[0].problem
+
+
+def test_content_hash_follows_the_files(tmp_path: Path) -> None:
+    """The case-set hash must change when any case changes (it triggers new runs)."""
+    folder = _domain(tmp_path, {"a.yaml": GOOD.format(id="a")})
+    before = load_cases(folder).content_hash
+    (folder / "a.yaml").write_text(GOOD.format(id="a").replace("Count", "Tally"))
+    assert load_cases(folder).content_hash != before
+
+
+def test_freezing_keeps_the_rest_of_the_file(tmp_path: Path) -> None:
+    """Freezing rewrites only the expected_result block, twice in a row."""
+    path = tmp_path / "a.yaml"
+    path.write_text("# a comment\n" + GOOD.format(id="a"))
+    write_expected(path, expected_block(["n"], [[3]]))
+    write_expected(path, expected_block(["n"], [[4]]))
+    case, problems = parse_case(path)
+    assert problems == [] and case is not None and case.expected_result is not None
+    assert case.expected_result.rows == ((4,),)
+    assert path.read_text().startswith("# a comment\n")
