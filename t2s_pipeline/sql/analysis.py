@@ -1,0 +1,120 @@
+"""Everything the scorers need to know about one query, computed once.
+
+``analyse_query`` parses, qualifies against the live schema and reads off the output columns
+(with their origins), the required tables, the component sets and the canonical form.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from sqlglot import exp
+from sqlglot.optimizer.scope import Scope
+
+from t2s_pipeline.scoring.components import ComponentSets
+from t2s_pipeline.sql.canonical import canonical_from_qualified
+from t2s_pipeline.sql.components import extract_components
+from t2s_pipeline.sql.parse import parse_one_query
+from t2s_pipeline.sql.qualify import qualify_query
+from t2s_pipeline.sql.render import render
+from t2s_pipeline.sql.resolve import Resolver
+from t2s_pipeline.sql.schema import Schema
+
+
+@dataclass(frozen=True)
+class OutputColumn:
+    """One result column: its base column (when it is one) and its alias-free expression.
+
+    ``origin`` is ``schema.table.column`` when the projection is a bare column reference,
+    followed through aliases, CTEs and subqueries; otherwise None.
+    """
+
+    origin: str | None
+    expression: str
+
+
+@dataclass(frozen=True)
+class QueryAnalysis:
+    """The prepared form of one query; see SPEC sections 2, 4, 6.1 and 7."""
+
+    sql: str
+    dialect: str
+    output_columns: tuple[OutputColumn, ...]
+    required_tables: frozenset[str]
+    components: ComponentSets
+    canonical: str
+    has_order_by: bool
+    has_limit: bool
+
+
+def analyse_query(sql: str, dialect: str, schema: Schema | None) -> QueryAnalysis:
+    """Parse and analyse ``sql``; raises SqlAnalysisError when it does not parse.
+
+    >>> analysis = analyse_query("SELECT o.id FROM sales.orders o", "duckdb", None)
+    >>> analysis.output_columns, analysis.required_tables
+    ((OutputColumn(origin='sales.orders.id', expression='orders.id'),), frozenset({'sales.orders'}))
+    """
+    # The parsed tree is ours alone, so qualification may work on it without a copy.
+    return analyse_tree(parse_one_query(sql, dialect), dialect, schema, sql, copy=False)
+
+
+def analyse_tree(
+    tree: exp.Expr,
+    dialect: str,
+    schema: Schema | None,
+    sql: str | None = None,
+    copy: bool = True,
+) -> QueryAnalysis:
+    """Analyse an already parsed (and possibly cleaned) query; ``tree`` is modified only when
+    ``copy`` is False.
+
+    >>> tree = parse_one_query("SELECT 1 AS one LIMIT 5", "duckdb")
+    >>> analyse_tree(tree, "duckdb", None).has_limit
+    True
+    """
+    sql = sql if sql is not None else render(tree, dialect)
+    has_order_by = tree.args.get("order") is not None
+    has_limit = tree.args.get("limit") is not None
+    qualified = qualify_query(tree, dialect, schema, copy=copy)
+    resolver = Resolver(qualified, dialect)
+    components = extract_components(resolver) if resolver.scopes else ComponentSets()
+    output_columns = _output_columns(resolver)
+    # Last, because it renames the qualified tree in place.
+    canonical = canonical_from_qualified(qualified, dialect, copy=False, scopes=resolver.scopes)
+    return QueryAnalysis(
+        sql=sql,
+        dialect=dialect,
+        output_columns=output_columns,
+        required_tables=components.tables,
+        components=components,
+        canonical=canonical,
+        has_order_by=has_order_by,
+        has_limit=has_limit,
+    )
+
+
+def _output_columns(resolver: Resolver) -> tuple[OutputColumn, ...]:
+    if not resolver.scopes:
+        return ()
+    branches = resolver.output_branches(resolver.root)
+    if not branches:
+        return ()
+    width = len(branches[0].expression.expressions)
+    return tuple(_output_column(resolver, branches, i) for i in range(width))
+
+
+def _output_column(resolver: Resolver, branches: list[Scope], position: int) -> OutputColumn:
+    """Column ``position`` across the branches of a set operation (one branch for a SELECT)."""
+    origins = set()
+    texts: list[str] = []
+    for branch in branches:
+        projections = branch.expression.expressions
+        if position >= len(projections):
+            continue
+        origins.add(resolver.origin(projections[position], branch))
+        text = resolver.text(projections[position])
+        if text not in texts:
+            texts.append(text)
+    # A set-operation column has one origin only when every branch agrees on it.
+    origin = origins.pop() if len(origins) == 1 else None
+    return OutputColumn(origin=origin, expression=" | ".join(texts))

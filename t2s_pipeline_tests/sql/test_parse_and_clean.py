@@ -1,0 +1,82 @@
+"""Parsing errors a user can act on, and cleaning that touches only what the SUT adds."""
+
+from __future__ import annotations
+
+import pytest
+
+from t2s_pipeline.errors import SqlAnalysisError
+from t2s_pipeline.sql.analysis import analyse_query
+from t2s_pipeline.sql.clean import CleaningRules, clean_candidate
+from t2s_pipeline.sql.parse import parse_one_query
+
+
+@pytest.mark.parametrize(
+    ("sql", "message"),
+    [
+        ("SELECT FROM WHERE", "cannot parse SQL as duckdb"),
+        ("SELECT 1; SELECT 2", "exactly one SQL statement, found 2"),
+        ("", "found 0"),
+        ("DELETE FROM sales.orders", "found DELETE"),
+    ],
+)
+def test_bad_queries_raise_readable_errors(sql: str, message: str) -> None:
+    """The caller shows this message next to the item; it must say what is wrong."""
+    with pytest.raises(SqlAnalysisError, match=message):
+        parse_one_query(sql, "duckdb")
+
+
+def test_unknown_dialect_is_named() -> None:
+    """A misspelt dialect in domain.yaml must be reported as such, not as a parse error."""
+    with pytest.raises(SqlAnalysisError, match="unknown SQL dialect 'duckdbb'"):
+        parse_one_query("SELECT 1", "duckdbb")
+
+
+def test_analyse_query_raises_on_unparseable_sql() -> None:
+    """Gold SQL that does not parse is an error, never an empty analysis."""
+    with pytest.raises(SqlAnalysisError):
+        analyse_query("SELECT (1", "postgres", None)
+
+
+@pytest.mark.parametrize(
+    ("gold", "candidate", "expected"),
+    [
+        ("SELECT a FROM t", "SELECT a FROM t LIMIT 1000", "SELECT a FROM t"),
+        ("SELECT a FROM t LIMIT 5", "SELECT a FROM t LIMIT 1000", "SELECT a FROM t LIMIT 1000"),
+        ("SELECT a FROM t", "SELECT a FROM t LIMIT 10 OFFSET 20", "SELECT a FROM t"),
+        (
+            "SELECT a FROM t",
+            "SELECT a FROM (SELECT a FROM t LIMIT 3) AS s LIMIT 1000",
+            "SELECT a FROM (SELECT a FROM t LIMIT 3) AS s",
+        ),
+        (
+            "SELECT a FROM t UNION SELECT b FROM u",
+            "SELECT a FROM t UNION SELECT b FROM u LIMIT 1000",
+            "SELECT a FROM t UNION SELECT b FROM u",
+        ),
+        ("SELECT a FROM t", "SELECT a FROM t ORDER BY a", "SELECT a FROM t ORDER BY a"),
+    ],
+)
+def test_candidate_loses_top_level_limit_only_when_gold_has_none(
+    gold: str, candidate: str, expected: str
+) -> None:
+    """The serving path appends LIMIT; a gold LIMIT or an inner LIMIT is part of the answer."""
+    cleaned = clean_candidate(
+        parse_one_query(candidate, "duckdb"), parse_one_query(gold, "duckdb"), CleaningRules()
+    )
+    assert cleaned.sql("duckdb") == expected
+
+
+def test_cleaning_rules_are_configurable() -> None:
+    """A SUT that also adds ORDER BY by design can have it dropped; LIMIT can be kept."""
+    rules = CleaningRules(drop_limit=False, drop_order_by=True)
+    gold = parse_one_query("SELECT a FROM t", "duckdb")
+    candidate = parse_one_query("SELECT a FROM t ORDER BY a LIMIT 5", "duckdb")
+    assert clean_candidate(candidate, gold, rules).sql("duckdb") == "SELECT a FROM t LIMIT 5"
+
+
+def test_cleaning_leaves_the_candidate_tree_untouched() -> None:
+    """The caller may still need the raw candidate (e.g. to execute it as sent)."""
+    gold = parse_one_query("SELECT a FROM t", "duckdb")
+    candidate = parse_one_query("SELECT a FROM t LIMIT 5", "duckdb")
+    clean_candidate(candidate, gold)
+    assert candidate.sql("duckdb") == "SELECT a FROM t LIMIT 5"
