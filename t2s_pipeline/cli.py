@@ -15,7 +15,7 @@ from collections.abc import Sequence
 
 from t2s_pipeline.errors import T2SError
 
-COMMANDS: tuple[str, ...] = ("demo", "cases")
+COMMANDS: tuple[str, ...] = ("demo", "cases", "agent")
 
 
 def build_parser() -> argparse.ArgumentParser:

@@ -1,0 +1,88 @@
+"""BM25 retrieval over table documents and the example bank, honouring exclusions.
+
+Only documents that share at least one word with the question are retrieved (a zero BM25 score
+is no evidence of relevance). Excluded cases are removed before ranking, so neither their ids
+nor their SQL can come back, whatever k is.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Collection, Sequence
+
+import bm25s
+import numpy as np
+
+from t2s_pipeline.agent.documents import BankEntry, table_text
+from t2s_pipeline.agent.tokens import tokenize
+from t2s_pipeline.sut.contract import OfferedTable, RetrievedExample, RetrieveResponse
+
+
+class Bm25Index:
+    """A BM25 index over texts; :meth:`scores` gives one score per text, in text order."""
+
+    def __init__(self, texts: Sequence[str]) -> None:
+        self.size = len(texts)
+        self._bm25: bm25s.BM25 | None = None
+        if texts:
+            self._bm25 = bm25s.BM25()
+            self._bm25.index([tokenize(text) for text in texts], show_progress=False)
+
+    def scores(self, query: str) -> np.ndarray:
+        """BM25 score of every text for the query (all zeros when no word is shared)."""
+        words = tokenize(query)
+        if self._bm25 is None or not self._bm25.get_tokens_ids(words):
+            return np.zeros(self.size, dtype=np.float32)
+        return np.asarray(self._bm25.get_scores(words))
+
+
+def ranked(scores: np.ndarray, allowed: np.ndarray | None = None) -> list[int]:
+    """Indices with a positive score (and allowed), best first; ties keep document order.
+
+    >>> ranked(np.array([0.5, 0.0, 2.0, 0.5]))
+    [2, 0, 3]
+    """
+    keep = scores > 0 if allowed is None else (scores > 0) & allowed
+    order = np.argsort(-scores, kind="stable")
+    return [int(i) for i in order if keep[i]]
+
+
+class Retriever:
+    """Top-k tables and top-k examples (one per case) for a question."""
+
+    def __init__(
+        self,
+        tables: Sequence[OfferedTable],
+        bank: Sequence[BankEntry],
+        tables_k: int = 4,
+        examples_k: int = 3,
+    ) -> None:
+        self.tables = tuple(tables)
+        self.bank = tuple(bank)
+        self.tables_k = tables_k
+        self.examples_k = examples_k
+        self._table_index = Bm25Index([table_text(t) for t in self.tables])
+        self._bank_index = Bm25Index([entry.wording for entry in self.bank])
+        self._case_ids = np.array([entry.case_id for entry in self.bank], dtype=object)
+
+    def retrieve(self, question: str, exclude: Collection[str] = ()) -> RetrieveResponse:
+        """What the retriever offers for a question, never an excluded case."""
+        return RetrieveResponse(
+            tables=self.offered_tables(question), examples=self.examples(question, exclude)
+        )
+
+    def offered_tables(self, question: str) -> tuple[OfferedTable, ...]:
+        """The ``tables_k`` best-matching table documents."""
+        best = ranked(self._table_index.scores(question))[: self.tables_k]
+        return tuple(self.tables[i] for i in best)
+
+    def examples(self, question: str, exclude: Collection[str]) -> tuple[RetrievedExample, ...]:
+        """The ``examples_k`` nearest allowed cases, each once (its best wording decides)."""
+        allowed = ~np.isin(self._case_ids, list(exclude)) if exclude else None
+        found: dict[str, BankEntry] = {}
+        for i in ranked(self._bank_index.scores(question), allowed):
+            if len(found) >= self.examples_k:
+                break
+            found.setdefault(self.bank[i].case_id, self.bank[i])
+        return tuple(
+            RetrievedExample(id=e.case_id, question=e.question, sql=e.sql) for e in found.values()
+        )

@@ -1,0 +1,82 @@
+"""BM25 retrieval of the baseline agent: ranking, k, one example per case, exclusions."""
+
+from __future__ import annotations
+
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from t2s_pipeline.agent.documents import demo_tables, example_bank
+from t2s_pipeline.agent.retrieval import Retriever
+from t2s_pipeline.agent.tokens import tokenize
+from t2s_pipeline_tests.agent.sample import TWINS, sample_case_set
+
+CASE_SET = sample_case_set()
+CASE_IDS = [case.id for case in CASE_SET.cases]
+
+
+def _retriever(tables_k: int = 4, examples_k: int = 3) -> Retriever:
+    tables = demo_tables(CASE_SET.domain.allowed_schemas)
+    return Retriever(tables, example_bank(CASE_SET), tables_k, examples_k)
+
+
+def test_tokens_split_identifiers_and_fold_plurals() -> None:
+    """A question's "order lines" must meet the DDL's ``order_lines``."""
+    assert tokenize("sales.order_lines") == tokenize("sales order line")
+    assert tokenize("Categories of the items") == ["category", "item"]
+
+
+def test_demo_tables_keep_only_allowed_schemas() -> None:
+    """Sensitive schemas (hr, pii) are never offered to the agent's retriever."""
+    names = {t.name for t in demo_tables(("sales", "finance"))}
+    assert "sales.orders" in names and "finance.invoices" in names
+    assert not any(n.startswith(("hr.", "pii.", "inventory.")) for n in names)
+
+
+def test_the_table_a_question_names_ranks_first() -> None:
+    """The DDL comments and names carry the words of the question."""
+    offered = _retriever().offered_tables("total net amount of invoices")
+    assert offered[0].name == "finance.invoices"
+    assert "CREATE TABLE finance.invoices" in offered[0].ddl
+
+
+def test_k_limits_tables_and_examples() -> None:
+    """tables_k and examples_k bound what is offered; 0 offers nothing."""
+    assert len(_retriever(tables_k=1).offered_tables("orders and invoices and stock")) == 1
+    assert len(_retriever(examples_k=2).examples("how many orders customers items", ())) == 2
+    assert _retriever(tables_k=0, examples_k=0).retrieve("orders").tables == ()
+    assert _retriever(tables_k=0, examples_k=0).retrieve("orders").examples == ()
+
+
+def test_each_case_is_one_example_even_with_matching_phrasings() -> None:
+    """Several wordings of one case match, but the case is offered once."""
+    ids = [e.id for e in _retriever(examples_k=6).examples("number of orders count", ())]
+    assert len(ids) == len(set(ids))
+
+
+def test_nearest_example_is_the_case_whose_wording_matches() -> None:
+    """A question identical to a phrasing retrieves that case first."""
+    examples = _retriever().examples("Sum the net amount of all invoices.", ())
+    assert examples[0].id == "invoice-net"
+    assert examples[0].sql == "SELECT sum(net_amount) FROM finance.invoices"
+
+
+def test_no_shared_word_retrieves_nothing() -> None:
+    """A zero BM25 score is not relevance: nothing is offered for an unrelated question."""
+    response = _retriever().retrieve("zebra giraffe")
+    assert response.tables == () and response.examples == ()
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    question=st.sampled_from([q for case in CASE_SET.cases for q in case.questions]),
+    excluded=st.sets(st.sampled_from(CASE_IDS)),
+    k=st.integers(min_value=0, max_value=8),
+)
+def test_excluded_cases_are_never_retrieved(question: str, excluded: set[str], k: int) -> None:
+    """Whatever the question, exclusion set and k, no excluded id or SQL comes back."""
+    closed = excluded | {t for e in excluded for t in TWINS[e]}
+    examples = _retriever(examples_k=k).examples(question, closed)
+    banned_sql = {c.gold_sql for c in CASE_SET.cases if c.id in closed}
+    assert not {e.id for e in examples} & closed
+    assert not {e.sql for e in examples} & banned_sql
+    assert len(examples) <= k
