@@ -15,7 +15,7 @@ from collections.abc import Sequence
 
 from t2s_pipeline.errors import T2SError
 
-COMMANDS: tuple[str, ...] = ("demo", "cases", "agent")
+COMMANDS: tuple[str, ...] = ("demo", "cases", "agent", "query", "guardrails", "runs")
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -37,6 +37,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     except T2SError as error:
         print(f"t2s: error: {error}", file=sys.stderr)
         return 2
+    except BrokenPipeError:  # the reader (e.g. `head`) went away: not an error of ours
+        sys.stderr.close()
+        return 0
     return code
 
 

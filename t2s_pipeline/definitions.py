@@ -1,13 +1,28 @@
 """Wiring only: the Dagster code location of t2s_pipeline."""
 
-from __future__ import annotations
-
 import dagster as dg
 
 from t2s_pipeline.assets.cases import gold_cases
+from t2s_pipeline.assets.evaluation import RUN_ASSETS, RUN_CHECKS, run_comparisons
+from t2s_pipeline.assets.partitions import eval_run_partitions
 from t2s_pipeline.assets.resources import T2SSettings
+from t2s_pipeline.assets.sensors import EVAL_JOB, build_sensors
+
+settings = T2SSettings()
+
+eval_job = dg.define_asset_job(
+    EVAL_JOB,
+    selection=dg.AssetSelection.assets(*RUN_ASSETS),
+    partitions_def=eval_run_partitions,
+    # One process, steps in order: the results store has one DuckDB writer at a time.
+    executor_def=dg.in_process_executor,
+    description="Evaluate one run partition end to end.",
+)
 
 defs = dg.Definitions(
-    assets=[gold_cases],
-    resources={"settings": T2SSettings()},
+    assets=[gold_cases, *RUN_ASSETS, run_comparisons],
+    asset_checks=RUN_CHECKS,
+    jobs=[eval_job],
+    sensors=build_sensors(settings),
+    resources={"settings": settings},
 )

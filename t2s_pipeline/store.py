@@ -69,7 +69,9 @@ class ResultsStore:
             con.register("incoming", frame)
             try:
                 con.execute("BEGIN TRANSACTION")
-                con.execute(f"CREATE TABLE IF NOT EXISTS {qualified} AS SELECT * FROM incoming LIMIT 0")
+                con.execute(
+                    f"CREATE TABLE IF NOT EXISTS {qualified} AS SELECT * FROM incoming LIMIT 0"
+                )
                 self._add_missing_columns(con, table, frame)
                 con.execute(f"DELETE FROM {qualified} WHERE {where}", list(params))
                 if len(frame):
@@ -104,9 +106,7 @@ class ResultsStore:
         with self.connect(read_only=True) as con:
             if run_id is None:
                 return con.execute(f"SELECT * FROM {SCHEMA}.{table}").df()
-            return con.execute(
-                f"SELECT * FROM {SCHEMA}.{table} WHERE run_id = ?", [run_id]
-            ).df()
+            return con.execute(f"SELECT * FROM {SCHEMA}.{table} WHERE run_id = ?", [run_id]).df()
 
     def has_table(self, table: str) -> bool:
         if not self.path.exists():

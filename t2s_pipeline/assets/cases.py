@@ -1,7 +1,6 @@
 """The unpartitioned ``gold_cases`` asset: the validated case set and its hash."""
 # No `from __future__ import annotations`: Dagster inspects the context annotation at runtime.
 
-
 import dagster as dg
 
 from t2s_pipeline.assets.resources import T2SSettings
@@ -21,4 +20,6 @@ def gold_cases(context: dg.AssetExecutionContext, settings: T2SSettings) -> dg.M
     }
     for band, count in case_set.counts_by_difficulty().items():
         metadata[f"cases/{band}"] = count
-    return dg.MaterializeResult(metadata=metadata, data_version=dg.DataVersion(case_set.content_hash[:16]))
+    return dg.MaterializeResult(
+        metadata=metadata, data_version=dg.DataVersion(case_set.content_hash[:16])
+    )

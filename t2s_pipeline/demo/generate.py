@@ -38,19 +38,105 @@ _CENTS = {
 }
 
 _FIRST = np.array(
-    "Ada Ben Carla Dario Elif Femi Greta Hugo Ines Jonas Kira Luca Mona Nils Olga Pablo "
-    "Quinn Rosa Sami Tara Ugo Vera Wim Xena Yusuf Zoe".split()
+    [
+        "Ada",
+        "Ben",
+        "Carla",
+        "Dario",
+        "Elif",
+        "Femi",
+        "Greta",
+        "Hugo",
+        "Ines",
+        "Jonas",
+        "Kira",
+        "Luca",
+        "Mona",
+        "Nils",
+        "Olga",
+        "Pablo",
+        "Quinn",
+        "Rosa",
+        "Sami",
+        "Tara",
+        "Ugo",
+        "Vera",
+        "Wim",
+        "Xena",
+        "Yusuf",
+        "Zoe",
+    ]
 )
 _LAST = np.array(
-    "Berg Costa Dietz Eriksen Fontaine Garcia Horvat Ivanova Jansen Kowalski Larsen Moreau "
-    "Novak Okafor Petit Quist Rossi Schmidt Tanaka Ueda Varga Weber Young Zimmer".split()
+    [
+        "Berg",
+        "Costa",
+        "Dietz",
+        "Eriksen",
+        "Fontaine",
+        "Garcia",
+        "Horvat",
+        "Ivanova",
+        "Jansen",
+        "Kowalski",
+        "Larsen",
+        "Moreau",
+        "Novak",
+        "Okafor",
+        "Petit",
+        "Quist",
+        "Rossi",
+        "Schmidt",
+        "Tanaka",
+        "Ueda",
+        "Varga",
+        "Weber",
+        "Young",
+        "Zimmer",
+    ]
 )
-_CATEGORIES = ("Tools", "Garden", "Paint", "Electrical", "Plumbing", "Fasteners", "Safety", "Lumber")
-_NOUNS = (
-    "Hammer Drill Saw Wrench Rake Hose Primer Roller Cable Switch Valve Pipe Screw Bolt "
-    "Gloves Goggles Plank Beam Ladder Clamp Sander Trowel Bucket Tape Lamp Socket Fan Brush "
-    "Shovel Chisel"
-).split()
+_CATEGORIES = (
+    "Tools",
+    "Garden",
+    "Paint",
+    "Electrical",
+    "Plumbing",
+    "Fasteners",
+    "Safety",
+    "Lumber",
+)
+_NOUNS = [
+    "Hammer",
+    "Drill",
+    "Saw",
+    "Wrench",
+    "Rake",
+    "Hose",
+    "Primer",
+    "Roller",
+    "Cable",
+    "Switch",
+    "Valve",
+    "Pipe",
+    "Screw",
+    "Bolt",
+    "Gloves",
+    "Goggles",
+    "Plank",
+    "Beam",
+    "Ladder",
+    "Clamp",
+    "Sander",
+    "Trowel",
+    "Bucket",
+    "Tape",
+    "Lamp",
+    "Socket",
+    "Fan",
+    "Brush",
+    "Shovel",
+    "Chisel",
+]
 
 
 @dataclass(frozen=True)
@@ -153,7 +239,9 @@ def _write(
         frame = tables[definition.qualified]
         say(f"writing {definition.qualified} ({len(frame):,} rows)")
         con.register("frame", frame)
-        con.execute(f"INSERT INTO {definition.qualified} SELECT {_select_list(definition)} FROM frame")
+        con.execute(
+            f"INSERT INTO {definition.qualified} SELECT {_select_list(definition)} FROM frame"
+        )
         con.unregister("frame")
 
 
@@ -321,7 +409,9 @@ def _payments(
         {
             "invoice_id": np.concatenate([invoice_ids, invoice_ids[split], invoice_ids[returned]]),
             "paid_on": np.concatenate([paid_on, paid_on[split], refund_on]),
-            "amount": np.concatenate([first_part, gross[split] - first_part[split], -gross[returned]]),
+            "amount": np.concatenate(
+                [first_part, gross[split] - first_part[split], -gross[returned]]
+            ),
             "pm_cd": np.concatenate([method, second_method, method[returned]]),
         }
     )
@@ -352,10 +442,13 @@ def _staff(rng: np.random.Generator) -> tuple[pd.DataFrame, pd.DataFrame]:
     employees = pd.DataFrame(
         {
             "employee_id": np.arange(1, n + 1),
-            "full_name": [f"{a} {b}" for a, b in zip(rng.choice(_FIRST, n), rng.choice(_LAST, n), strict=True)],
+            "full_name": [
+                f"{a} {b}" for a, b in zip(rng.choice(_FIRST, n), rng.choice(_LAST, n), strict=True)
+            ],
             "site_id": [f"S{i:02d}" for i in rng.integers(1, 13, n)],
             "job_title": rng.choice(["Clerk", "Picker", "Manager", "Driver", "Analyst"], n),
-            "hired_on": np.datetime64("2012-01-01") + rng.integers(0, 4500, n).astype("timedelta64[D]"),
+            "hired_on": np.datetime64("2012-01-01")
+            + rng.integers(0, 4500, n).astype("timedelta64[D]"),
         }
     )
     raises = rng.integers(1, 4, n)

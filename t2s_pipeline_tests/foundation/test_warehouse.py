@@ -42,7 +42,9 @@ def test_every_schema_and_comment_is_present(tmp_path: Path) -> None:
     """Retrievers depend on column comments to decode the ERP codes."""
     report = build_warehouse(tmp_path / "w.duckdb", scale=0.05)
     con = duckdb.connect(str(report.path), read_only=True)
-    schemas = {r[0] for r in con.sql("SELECT schema_name FROM information_schema.schemata").fetchall()}
+    schemas = {
+        r[0] for r in con.sql("SELECT schema_name FROM information_schema.schemata").fetchall()
+    }
     assert set(ALLOWED_SCHEMAS) | set(SENSITIVE_SCHEMAS) <= schemas
     comment = con.execute(
         "SELECT comment FROM duckdb_columns() WHERE schema_name = 'finance' "

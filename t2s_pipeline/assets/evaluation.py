@@ -1,0 +1,456 @@
+"""The per-run assets of ``eval_run``: thin wiring over ``t2s_pipeline.evaluation``.
+
+Each asset reads what it needs from the results store, calls the library, replaces its run's
+rows in one table and attaches metadata (counts, ceilings) so lineage shows where every
+ceiling count comes from. All writers share one pool so one DuckDB writer runs at a time.
+"""
+# No `from __future__ import annotations`: Dagster inspects the context annotation at runtime.
+
+import asyncio
+import datetime as dt
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+
+import dagster as dg
+import pandas as pd
+
+from t2s_pipeline import evaluation as ev
+from t2s_pipeline.assets.cases import gold_cases
+from t2s_pipeline.assets.partitions import eval_run_partitions
+from t2s_pipeline.assets.resources import T2SSettings
+from t2s_pipeline.casecheck import domain_schema, evaluation_guard, find_twins
+from t2s_pipeline.cases import CaseSet
+from t2s_pipeline.execution_records import execute_jobs, from_frame, to_frame
+from t2s_pipeline.runs import RunSpec
+from t2s_pipeline.scoring.summary import COMPONENT_SETS
+from t2s_pipeline.sut.client import SutClient, build_items
+
+POOL = "t2s_results_writer"
+GROUP = "run"
+_METRICS = [
+    "recall",
+    "precision",
+    "probe_recall",
+    "probe_precision",
+    "columns_precision",
+    "columns_recall",
+    "cells_precision",
+    "cells_recall",
+    "selectivity",
+    *[f"{n}_{s}" for n in COMPONENT_SETS for s in ("precision", "recall")],
+]
+
+
+def _run(context: dg.AssetExecutionContext, settings: T2SSettings) -> tuple[RunSpec, CaseSet]:
+    spec = settings.spec(context.partition_key)
+    case_set = settings.case_set(spec.config.cases)
+    if case_set.content_hash != spec.case_set_hash:
+        context.log.warning(
+            f"the gold cases changed since run {spec.run_id} was registered; the gold-case "
+            "sensor registers a new run for the new case set"
+        )
+    return spec, case_set
+
+
+def _write(settings: T2SSettings, table: str, run_id: str, rows: list[dict[str, object]]) -> int:
+    return settings.store().replace_run(table, run_id, ev.frame(rows, _METRICS))
+
+
+def _partition(context: dg.AssetCheckExecutionContext, asset: str) -> str | None:
+    """The run partition a check evaluates: its run's partition, else the latest materialised."""
+    tags = context.op_execution_context.run.tags
+    if "dagster/partition" in tags:
+        return tags["dagster/partition"]
+    event = context.instance.get_latest_materialization_event(dg.AssetKey(asset))
+    materialization = None if event is None else event.asset_materialization
+    return None if materialization is None else materialization.partition
+
+
+def _progress(context: dg.AssetExecutionContext, what: str) -> ev.Progress:
+    step = {"next": 0}
+
+    def report(done: int, total: int) -> None:
+        if done * 10 >= step["next"] * total or done == total:
+            context.log.info(f"{what}: {done}/{total}")
+            step["next"] += 1
+
+    return report
+
+
+@dg.asset(partitions_def=eval_run_partitions, deps=[gold_cases], group_name=GROUP, pool=POOL)
+def items(context: dg.AssetExecutionContext, settings: T2SSettings) -> dg.MaterializeResult:
+    """Cases x phrasings, each with its leave-one-out exclusions (the case and its twins)."""
+    spec, case_set = _run(context, settings)
+    twins = find_twins(case_set.cases, case_set.domain)
+    built = build_items(case_set, twins, spec.config.phrasings, spec.config.sut.isolate)
+    n = _write(settings, "items", spec.run_id, ev.items_rows(built, case_set))
+    ev.record_run_start(settings.store(), spec, case_set)
+    return dg.MaterializeResult(
+        metadata={
+            "dagster/row_count": n,
+            "n_cases": len(case_set.cases),
+            "n_twin_cases": sum(1 for t in twins.values() if t),
+        }
+    )
+
+
+@contextmanager
+def _client(spec: RunSpec, case_set: CaseSet) -> Iterator[SutClient]:
+    with ev.open_client(spec.config, case_set) as client:
+        yield client
+
+
+@dg.multi_asset(
+    partitions_def=eval_run_partitions,
+    group_name=GROUP,
+    pool=POOL,
+    specs=[
+        dg.AssetSpec("sut_responses", deps=[items], description="The SUT's answer per item."),
+        dg.AssetSpec(
+            "retrieval_probes", deps=[items], description="Direct retriever probe per item."
+        ),
+    ],
+)
+def sut_responses(
+    context: dg.AssetExecutionContext, settings: T2SSettings
+) -> Iterator[dg.MaterializeResult]:
+    """Ask the SUT every item over its API (and probe its retriever), recording every failure."""
+    spec, case_set = _run(context, settings)
+    store = settings.store()
+    run_items = ev.items_from_frame(store.read("items", spec.run_id))
+    with _client(spec, case_set) as client:
+        client.health()
+        isolated = client.isolated
+        outcomes = asyncio.run(client.ask_all(run_items, spec.run_id, _progress(context, "asked")))
+    by_id = {i.item_id: i for i in run_items}
+    responses = [ev.outcome_row(o, by_id[o.item_id]) | {"isolated": isolated} for o in outcomes]
+    probes = [ev.probe_row(o, by_id[o.item_id]) for o in outcomes]
+    _write(settings, "sut_responses", spec.run_id, responses)
+    _write(settings, "retrieval_probes", spec.run_id, probes)
+    errors = [o.error_class for o in outcomes if o.error_class]
+    yield dg.MaterializeResult(
+        asset_key="sut_responses",
+        metadata={
+            "dagster/row_count": len(responses),
+            "ceiling/agent_timeout": errors.count("timeout"),
+            "ceiling/agent_error": len(errors) - errors.count("timeout"),
+            "ceiling/not_isolated": 0 if isolated else len(responses),
+            "sut_refusals": sum(
+                1 for o in outcomes if o.response is not None and o.response.refused
+            ),
+        },
+    )
+    yield dg.MaterializeResult(
+        asset_key="retrieval_probes",
+        metadata={
+            "dagster/row_count": len(probes),
+            "probe_errors": sum(1 for o in outcomes if o.probe_error_class),
+        },
+    )
+
+
+@dg.asset(partitions_def=eval_run_partitions, deps=[items], group_name=GROUP, pool=POOL)
+def gold_results(context: dg.AssetExecutionContext, settings: T2SSettings) -> dg.MaterializeResult:
+    """Every case's gold query, live, through the guarded executor; drift from the frozen result."""
+    spec, case_set = _run(context, settings)
+    guard = evaluation_guard(case_set.domain, spec.config.scorer.eval_row_cap)
+    results = execute_jobs(
+        case_set.domain, ev.gold_jobs(case_set), guard, _progress(context, "gold")
+    )
+    data = to_frame(results, spec.config.scorer.stored_rows)
+    cases = case_set.by_id()
+    data["drift"] = [ev.gold_drift(cases[r.key], r, spec.config.scorer) for r in results]
+    settings.store().replace_run("gold_results", spec.run_id, data)
+    return dg.MaterializeResult(
+        metadata={
+            "dagster/row_count": len(results),
+            "ceiling/gold_failed": sum(1 for r in results if not r.ok),
+            "ceiling/gold_truncated": sum(1 for r in results if r.truncated),
+            "ceiling/gold_drift": int(data["drift"].sum()),
+        }
+    )
+
+
+@dg.asset_check(asset=gold_results, description="Every gold query executes (gold_failed = 0).")
+def gold_executes(
+    context: dg.AssetCheckExecutionContext, settings: T2SSettings
+) -> dg.AssetCheckResult:
+    run_id = _partition(context, "gold_results")
+    data = settings.store().read("gold_results", run_id)
+    failed = sorted(data.loc[data["status"] != "ok", "key"]) if not data.empty else []
+    return dg.AssetCheckResult(
+        passed=not failed,
+        severity=dg.AssetCheckSeverity.WARN,
+        metadata={
+            "run_id": run_id or "",
+            "gold_failed": len(failed),
+            "cases": ", ".join(failed[:20]),
+        },
+    )
+
+
+@dg.asset(partitions_def=eval_run_partitions, deps=["sut_responses"], group_name=GROUP, pool=POOL)
+def candidate_results(
+    context: dg.AssetExecutionContext, settings: T2SSettings
+) -> dg.MaterializeResult:
+    """Every candidate query through the same guarded executor as the gold."""
+    spec, case_set = _run(context, settings)
+    store = settings.store()
+    run_items = ev.items_from_frame(store.read("items", spec.run_id))
+    outcomes = ev.outcomes_from_frames(store.read("sut_responses", spec.run_id), pd.DataFrame())
+    guard = evaluation_guard(case_set.domain, spec.config.scorer.eval_row_cap)
+    jobs = ev.candidate_jobs(case_set, run_items, outcomes)
+    results = execute_jobs(case_set.domain, jobs, guard, _progress(context, "candidates"))
+    store.replace_run(
+        "candidate_results", spec.run_id, to_frame(results, spec.config.scorer.stored_rows)
+    )
+    statuses = [r.status for r in results]
+    return dg.MaterializeResult(
+        metadata={
+            "dagster/row_count": len(results),
+            "ceiling/refused": statuses.count("refused") + statuses.count("timeout"),
+            "ceiling/candidate_truncated": sum(1 for r in results if r.truncated),
+            "not_run": statuses.count("not_run"),
+            "errors": statuses.count("error"),
+        }
+    )
+
+
+@dg.asset(
+    partitions_def=eval_run_partitions,
+    deps=["sut_responses", "retrieval_probes"],
+    group_name=GROUP,
+    pool=POOL,
+)
+def sql_analyses(context: dg.AssetExecutionContext, settings: T2SSettings) -> dg.MaterializeResult:
+    """Gold and cleaned candidate SQL of every item, analysed once (origins, sets, tables)."""
+    spec, case_set = _run(context, settings)
+    store = settings.store()
+    run_items = ev.items_from_frame(store.read("items", spec.run_id))
+    outcomes = ev.outcomes_from_frames(store.read("sut_responses", spec.run_id), pd.DataFrame())
+    schemas = {c.db_id: domain_schema(case_set.domain, c) for c in case_set.cases}
+    analyses, failed = ev.safe_analyse_items(case_set, run_items, outcomes, schemas)
+    n = _write(settings, "sql_analyses", spec.run_id, [ev.analysis_row(a) for a in analyses])
+    return dg.MaterializeResult(
+        metadata={
+            "dagster/row_count": n,
+            "gold_unparseable_items": len(failed),
+            "candidate_parse_errors": sum(
+                1 for a in analyses if a.candidate_error not in (None, "no SQL")
+            ),
+        }
+    )
+
+
+@dg.asset(partitions_def=eval_run_partitions, deps=[sql_analyses], group_name=GROUP, pool=POOL)
+def retrieval_scores(
+    context: dg.AssetExecutionContext, settings: T2SSettings
+) -> dg.MaterializeResult:
+    """Retrieval family: required tables vs offered (SUT trace) and vs probed."""
+    spec, case_set = _run(context, settings)
+    store = settings.store()
+    analyses = ev.analyses_from_frame(store.read("sql_analyses", spec.run_id))
+    outcomes = ev.outcomes_from_frames(
+        store.read("sut_responses", spec.run_id), store.read("retrieval_probes", spec.run_id)
+    )
+    rows = [
+        ev.retrieval_row(a, outcomes.get(i), case_set.domain.dialect) for i, a in analyses.items()
+    ]
+    _write(settings, "retrieval_scores", spec.run_id, rows)
+    return dg.MaterializeResult(
+        metadata=ev.family_metadata(rows, ["recall", "precision", "probe_recall"])
+    )
+
+
+@dg.asset(partitions_def=eval_run_partitions, deps=[sql_analyses], group_name=GROUP, pool=POOL)
+def component_scores(
+    context: dg.AssetExecutionContext, settings: T2SSettings
+) -> dg.MaterializeResult:
+    """Component family: which SQL parts are missing or extra."""
+    spec, _ = _run(context, settings)
+    analyses = ev.analyses_from_frame(settings.store().read("sql_analyses", spec.run_id))
+    rows = [ev.component_row(a) for a in analyses.values()]
+    _write(settings, "component_scores", spec.run_id, rows)
+    recalls = [f"{n}_recall" for n in COMPONENT_SETS]
+    return dg.MaterializeResult(metadata=ev.family_metadata(rows, recalls))
+
+
+@dg.asset(
+    partitions_def=eval_run_partitions,
+    deps=[sql_analyses, gold_results, candidate_results],
+    group_name=GROUP,
+    pool=POOL,
+)
+def output_scores(context: dg.AssetExecutionContext, settings: T2SSettings) -> dg.MaterializeResult:
+    """Output family (columns and cells) and exact match, with every ceiling per item."""
+    spec, case_set = _run(context, settings)
+    store = settings.store()
+    rows = ev.score_outputs(
+        spec.config.scorer,
+        ev.analyses_from_frame(store.read("sql_analyses", spec.run_id)),
+        store.read("gold_results", spec.run_id),
+        from_frame(store.read("candidate_results", spec.run_id)),
+        store.read("sut_responses", spec.run_id),
+    )
+    _write(settings, "output_scores", spec.run_id, rows)
+    ceilings = ev.ceiling_counts(rows)
+    return dg.MaterializeResult(
+        metadata=ev.family_metadata(rows, ["columns_recall", "cells_recall"])
+        | {f"ceiling/{k}": v for k, v in ceilings.items()}
+    )
+
+
+@dg.asset_check(
+    asset=output_scores, blocking=True, description="Scorer self-test: no scorer_fault."
+)
+def scorer_self_test(
+    context: dg.AssetCheckExecutionContext, settings: T2SSettings
+) -> dg.AssetCheckResult:
+    run_id = _partition(context, "output_scores")
+    data = settings.store().read("output_scores", run_id)
+    faults = (
+        sorted(data.loc[data["scorer_fault"].astype(bool), "item_id"]) if not data.empty else []
+    )
+    return dg.AssetCheckResult(
+        passed=not faults,
+        metadata={
+            "run_id": run_id or "",
+            "scorer_fault": len(faults),
+            "items": ", ".join(faults[:20]),
+        },
+    )
+
+
+@dg.asset(partitions_def=eval_run_partitions, deps=[output_scores], group_name=GROUP, pool=POOL)
+def exact_matches(context: dg.AssetExecutionContext, settings: T2SSettings) -> dg.MaterializeResult:
+    """Headline EX per item, with its phrasing and difficulty band."""
+    spec, _ = _run(context, settings)
+    store = settings.store()
+    rows = ev.exact_rows(store.read("items", spec.run_id), store.read("output_scores", spec.run_id))
+    _write(settings, "exact_matches", spec.run_id, rows)
+    return dg.MaterializeResult(metadata=ev.family_metadata(rows, ["exact_match"]))
+
+
+@dg.asset(
+    partitions_def=eval_run_partitions,
+    deps=[exact_matches, retrieval_scores, component_scores],
+    group_name=GROUP,
+    pool=POOL,
+)
+def diagnoses(context: dg.AssetExecutionContext, settings: T2SSettings) -> dg.MaterializeResult:
+    """Deterministic diagnosis (§11) of every item."""
+    spec, _ = _run(context, settings)
+    rows = ev.diagnosis_rows(settings.store(), spec.run_id)
+    _write(settings, "diagnoses", spec.run_id, rows)
+    counts = pd.Series([r["category"] for r in rows]).value_counts()
+    return dg.MaterializeResult(
+        metadata={"dagster/row_count": len(rows)}
+        | {f"diagnosis/{k}": int(v) for k, v in counts.items()}
+    )
+
+
+@dg.asset(partitions_def=eval_run_partitions, deps=[diagnoses], group_name=GROUP, pool=POOL)
+def run_summary(context: dg.AssetExecutionContext, settings: T2SSettings) -> dg.MaterializeResult:
+    """Every family's means with n and 95% CI, EX by band, ceilings, diagnoses, robustness."""
+    spec, case_set = _run(context, settings)
+    summary = ev.summarise_run(settings.store(), spec.run_id)
+    ev.record_run_end(settings.store(), spec, summary)
+    context.log.info("\n" + summary.to_markdown())
+    return dg.MaterializeResult(
+        metadata={
+            **summary.metadata(),
+            "summary": dg.MetadataValue.md(summary.to_markdown()),
+            "dagster/row_count": summary.n_items,
+        }
+    )
+
+
+@dg.asset_check(asset=run_summary, description="Ceilings are counted; warns when any occurred.")
+def ceilings(context: dg.AssetCheckExecutionContext, settings: T2SSettings) -> dg.AssetCheckResult:
+    run_id = _partition(context, "run_summary")
+    summary = ev.summarise_run(settings.store(), run_id) if run_id else None
+    counts = {} if summary is None else summary.ceilings
+    present = {k: v for k, v in counts.items() if v}
+    return dg.AssetCheckResult(
+        passed=not present,
+        severity=dg.AssetCheckSeverity.WARN,
+        metadata={"run_id": run_id or ""} | {f"ceiling/{k}": v for k, v in counts.items()},
+    )
+
+
+@dg.asset_check(
+    asset=run_summary, description="No unaccepted regression against the previous comparable run."
+)
+def regression(
+    context: dg.AssetCheckExecutionContext, settings: T2SSettings
+) -> dg.AssetCheckResult:
+    run_id = _partition(context, "run_summary")
+    verdict = (
+        ev.regression_verdict(settings.store(), run_id, settings.decisions_dir) if run_id else None
+    )
+    if verdict is None:
+        return dg.AssetCheckResult(passed=True, metadata={"previous_run": "none"})
+    return dg.AssetCheckResult(
+        passed=not verdict.unaccepted,
+        severity=dg.AssetCheckSeverity.WARN,
+        metadata={
+            "previous_run": verdict.previous,
+            "n_shared": verdict.n_shared,
+            "exact_regressions": verdict.n_regressed,
+            "unaccepted": ", ".join(verdict.unaccepted[:30]),
+            "accept_with": f"{settings.decisions_dir}/{run_id}.yaml (accepted_by, reason)",
+        },
+    )
+
+
+@dg.asset(deps=[run_summary], group_name="comparison", pool=POOL)
+def run_comparisons(
+    context: dg.AssetExecutionContext, settings: T2SSettings
+) -> dg.MaterializeResult:
+    """Each run against the run before it: paired deltas per family and regressed items."""
+    deltas, regressions = ev.compare_all(settings.store())
+    store = settings.store()
+    store.replace_all("run_comparisons", deltas)
+    store.replace_all("regressions", regressions)
+    return dg.MaterializeResult(
+        metadata={
+            "dagster/row_count": len(deltas),
+            "regressions": len(regressions),
+            "at": dt.datetime.now(dt.UTC).isoformat(),
+        }
+    )
+
+
+@dg.asset_check(
+    asset=candidate_results, blocking=True, description="The hostile suite is fully refused."
+)
+def guardrails(
+    context: dg.AssetCheckExecutionContext, settings: T2SSettings
+) -> dg.AssetCheckResult:
+    report = ev.hostile_report(Path(settings.hostile_dir), Path(settings.warehouse_path))
+    return dg.AssetCheckResult(
+        passed=report.leaks == 0 and report.over_blocks == 0,
+        metadata={
+            "leaks": report.leaks,
+            "over_blocks": report.over_blocks,
+            "cells": report.cells,
+            "engines": report.engines,
+        },
+    )
+
+
+RUN_ASSETS = [
+    items,
+    sut_responses,
+    gold_results,
+    candidate_results,
+    sql_analyses,
+    retrieval_scores,
+    component_scores,
+    output_scores,
+    exact_matches,
+    diagnoses,
+    run_summary,
+]
+RUN_CHECKS = [gold_executes, scorer_self_test, ceilings, regression, guardrails]

@@ -1,0 +1,129 @@
+"""SUT configurations (``configs/*.yaml``): one evaluation run partition each.
+
+The run id is ``<name>-<hash8>``, the hash covering the configuration's content and the gold
+case set's hash, so changing either yields a new, comparable partition and an old run is never
+overwritten by a different experiment.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import re
+from pathlib import Path
+from typing import Any, Literal
+
+import yaml
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+
+from t2s_pipeline.errors import ConfigError
+
+# Run names are partition keys, not SQL: a regular expression is the right tool.
+_NAME = re.compile(r"^[a-z0-9][a-z0-9-]{0,54}$")
+
+
+class _Strict(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+
+class SutSettings(_Strict):
+    kind: Literal["builtin", "http", "replay"] = "builtin"
+    url: str | None = None
+    file: str | None = None
+    isolate: bool = True
+    tables_k: int = Field(4, ge=1)
+    examples_k: int = Field(3, ge=1)
+
+
+class ScorerSettings(_Strict):
+    tau: float = Field(0.25, ge=0.0, le=1.0)
+    float_decimals: int = Field(6, ge=0, le=15)
+    shelf_bound: int = Field(512, ge=1)
+    ordered_compare: bool = False
+    permutation_bound: int = Field(5040, ge=1)
+    eval_row_cap: int = Field(100_000, ge=1)
+    stored_rows: int = Field(200, ge=0)
+
+
+class ClientSettings(_Strict):
+    concurrency: int = Field(4, ge=1, le=256)
+    timeout_s: float = Field(30.0, gt=0)
+    max_attempts: int = Field(4, ge=1)
+
+
+class JudgeSettings(_Strict):
+    enabled: bool = False
+    api: Literal["anthropic", "openai"] = "openai"
+    base_url: str | None = None
+    model: str | None = None
+    key_env: str | None = None
+    agreement_floor: float = Field(0.7, ge=0.0, le=1.0)
+
+
+class RunConfig(_Strict):
+    """One configuration of the system under test."""
+
+    name: str
+    cases: str = "cases/erp"
+    sut: SutSettings = SutSettings()
+    labels: dict[str, str | int | float | bool] = {}
+    phrasings: Literal["all", "main"] = "all"
+    scorer: ScorerSettings = ScorerSettings()
+    client: ClientSettings = ClientSettings()
+    judge: JudgeSettings = JudgeSettings()
+
+    def config_hash(self) -> str:
+        """SHA-256 of the configuration's canonical JSON."""
+        text = json.dumps(self.model_dump(mode="json"), sort_keys=True)
+        return hashlib.sha256(text.encode()).hexdigest()
+
+    def run_id(self, case_set_hash: str) -> str:
+        """The partition key of this configuration against one gold case set.
+
+        >>> RunConfig(name="baseline").run_id("0" * 64)[:9]
+        'baseline-'
+        """
+        digest = hashlib.sha256(f"{self.config_hash()}:{case_set_hash}".encode()).hexdigest()
+        return f"{self.name}-{digest[:8]}"
+
+
+def load_config(path: Path | str) -> RunConfig:
+    """Read and validate one configuration file; errors name the file, field and fix."""
+    path = Path(path)
+    try:
+        data: Any = yaml.safe_load(path.read_text(encoding="utf-8"))
+    except FileNotFoundError as error:
+        raise ConfigError(f"{path}: no such configuration file") from error
+    except yaml.YAMLError as error:
+        raise ConfigError(f"{path}: not valid YAML ({error}). Fix the YAML syntax") from error
+    if not isinstance(data, dict):
+        raise ConfigError(f"{path}: must be a mapping with at least 'name:'")
+    data.setdefault("name", path.stem)
+    try:
+        config = RunConfig.model_validate(data)
+    except ValidationError as error:
+        first = error.errors()[0]
+        field = ".".join(str(part) for part in first["loc"])
+        raise ConfigError(
+            f"{path}: field '{field}': {first['msg']}. Fix: see configs/baseline.yaml for the "
+            "accepted fields and values"
+        ) from error
+    if not _NAME.match(config.name):
+        raise ConfigError(
+            f"{path}: field 'name': {config.name!r} is not [a-z0-9-] (max 55). "
+            "Fix: use lower-case letters, digits and dashes"
+        )
+    _check_sut(path, config.sut)
+    return config
+
+
+def _check_sut(path: Path, sut: SutSettings) -> None:
+    if sut.kind == "http" and not sut.url:
+        raise ConfigError(f"{path}: field 'sut.url': required for kind http. Fix: add url:")
+    if sut.kind == "replay" and not sut.file:
+        raise ConfigError(f"{path}: field 'sut.file': required for kind replay. Fix: add file:")
+
+
+def load_configs(folder: Path | str) -> dict[Path, RunConfig]:
+    """Every configuration in a folder, by path (invalid files raise)."""
+    return {path: load_config(path) for path in sorted(Path(folder).glob("*.yaml"))}

@@ -1,0 +1,886 @@
+"""One evaluation run as pure functions over typed records: the library under the assets.
+
+Each function takes what one pipeline stage reads and returns the rows it writes, so the Dagster
+assets stay wiring and the same code runs from a test, the command line or a notebook.
+Ceilings are counted per item: an item whose case's gold failed counts once under
+``gold_failed``, and so on.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import json
+from collections import Counter
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from contextlib import contextmanager, suppress
+from dataclasses import asdict, dataclass, fields
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+
+from t2s_pipeline.cases import Case, CaseSet
+from t2s_pipeline.config import RunConfig, ScorerSettings
+from t2s_pipeline.errors import SqlAnalysisError
+from t2s_pipeline.execution_records import ExecutedResult, QueryJob
+from t2s_pipeline.results import Column, ResultSet
+from t2s_pipeline.runs import RunSpec
+from t2s_pipeline.scoring.compare import Comparison, compare_runs, load_decision, unaccepted
+from t2s_pipeline.scoring.components import ComponentSets, score_components
+from t2s_pipeline.scoring.diagnosis import ItemEvidence, diagnose
+from t2s_pipeline.scoring.output import OutputScore, OutputSettings, score_output
+from t2s_pipeline.scoring.retrieval import score_retrieval
+from t2s_pipeline.scoring.stats import mean_with_ci
+from t2s_pipeline.scoring.summary import (
+    COMPONENT_SETS,
+    RunSummary,
+    count_ceilings,
+    diagnosis_histograms,
+    ex_by_band,
+    family_means,
+    robustness,
+)
+from t2s_pipeline.sql.analysis import OutputColumn
+from t2s_pipeline.sql.pair import analyse_pair
+from t2s_pipeline.sql.schema import Schema
+from t2s_pipeline.store import ResultsStore
+from t2s_pipeline.sut.client import Item, ItemOutcome, SutClient
+
+
+@dataclass(frozen=True)
+class ItemAnalysis:
+    """Both queries of one item, analysed once for every family that needs them."""
+
+    item_id: str
+    case_id: str
+    required_tables: tuple[str, ...]
+    gold_columns: tuple[OutputColumn, ...]
+    gold_components: ComponentSets
+    gold_ordered: bool
+    candidate_columns: tuple[OutputColumn, ...] | None
+    candidate_components: ComponentSets | None
+    candidate_error: str | None
+
+
+def gold_jobs(case_set: CaseSet) -> list[QueryJob]:
+    return [QueryJob(case.id, case, case.gold_sql) for case in case_set.cases]
+
+
+def candidate_jobs(
+    case_set: CaseSet, items: Sequence[Item], outcomes: Mapping[str, ItemOutcome]
+) -> list[QueryJob]:
+    cases = case_set.by_id()
+    return [
+        QueryJob(item.item_id, cases[item.case_id], _candidate_sql(outcomes.get(item.item_id)))
+        for item in items
+    ]
+
+
+def _candidate_sql(outcome: ItemOutcome | None) -> str | None:
+    if outcome is None or outcome.response is None or outcome.response.refused:
+        return None
+    return outcome.response.sql
+
+
+def analyse_items(
+    case_set: CaseSet,
+    items: Sequence[Item],
+    outcomes: Mapping[str, ItemOutcome],
+    schemas: Mapping[str | None, Schema],
+) -> list[ItemAnalysis]:
+    """Analyse gold and candidate of every item (memoised on identical SQL of one case)."""
+    cases = case_set.by_id()
+    memo: dict[tuple[str, str | None], ItemAnalysis] = {}
+    out = []
+    for item in items:
+        case = cases[item.case_id]
+        sql = _candidate_sql(outcomes.get(item.item_id))
+        key = (case.id, sql)
+        if key not in memo:
+            memo[key] = _analyse(case, sql, case_set.domain.dialect, schemas[case.db_id])
+        out.append(_retag(memo[key], item.item_id))
+    return out
+
+
+def _retag(analysis: ItemAnalysis, item_id: str) -> ItemAnalysis:
+    return ItemAnalysis(
+        **{**{f.name: getattr(analysis, f.name) for f in fields(analysis)}, "item_id": item_id}
+    )
+
+
+def _analyse(case: Case, candidate_sql: str | None, dialect: str, schema: Schema) -> ItemAnalysis:
+    pair = analyse_pair(case.gold_sql, candidate_sql or "SELECT 1", dialect, schema)
+    gold = pair.gold
+    candidate = pair.candidate if candidate_sql else None
+    error = pair.candidate_error if candidate_sql else "no SQL"
+    return ItemAnalysis(
+        item_id="",
+        case_id=case.id,
+        required_tables=tuple(sorted(gold.required_tables)),
+        gold_columns=gold.output_columns,
+        gold_components=gold.components,
+        gold_ordered=gold.has_order_by,
+        candidate_columns=None if candidate is None else candidate.output_columns,
+        candidate_components=None if candidate is None else candidate.components,
+        candidate_error=error,
+    )
+
+
+def safe_analyse_items(
+    case_set: CaseSet,
+    items: Sequence[Item],
+    outcomes: Mapping[str, ItemOutcome],
+    schemas: Mapping[str | None, Schema],
+) -> tuple[list[ItemAnalysis], list[str]]:
+    """Like :func:`analyse_items`, but a gold query that does not parse skips its items."""
+    analyses: list[ItemAnalysis] = []
+    failed: list[str] = []
+    for item in items:
+        try:
+            analyses += analyse_items(case_set, [item], outcomes, schemas)
+        except SqlAnalysisError:
+            failed.append(item.item_id)
+    return analyses, failed
+
+
+def result_set(
+    result: ExecutedResult | None, columns: Sequence[OutputColumn] | None
+) -> ResultSet | None:
+    """The scorer's view of an executed result: None when it failed; origins when they line up."""
+    if result is None or not result.ok:
+        return None
+    lineage = list(columns) if columns is not None and len(columns) == len(result.columns) else None
+    cols = tuple(
+        Column(
+            name=name,
+            origin=None if lineage is None else lineage[i].origin,
+            expression=None if lineage is None else lineage[i].expression,
+        )
+        for i, name in enumerate(result.columns)
+    )
+    return ResultSet(cols, result.rows)
+
+
+def output_settings(settings: ScorerSettings) -> OutputSettings:
+    return OutputSettings(
+        tau=settings.tau,
+        float_decimals=settings.float_decimals,
+        shelf_bound=settings.shelf_bound,
+        ordered_compare=settings.ordered_compare,
+        permutation_bound=settings.permutation_bound,
+    )
+
+
+def score_item_output(
+    analysis: ItemAnalysis,
+    gold: ExecutedResult | None,
+    candidate: ExecutedResult | None,
+    settings: ScorerSettings,
+) -> OutputScore:
+    return score_output(
+        result_set(gold, analysis.gold_columns),
+        result_set(candidate, analysis.candidate_columns),
+        output_settings(settings),
+        reference_ordered=analysis.gold_ordered,
+    )
+
+
+def item_ceilings(
+    outcome: ItemOutcome | None,
+    gold: ExecutedResult | None,
+    candidate: ExecutedResult | None,
+    output: OutputScore | None,
+    isolated: bool,
+    drift: bool,
+) -> list[str]:
+    """Every ceiling that limits what this item's numbers can say."""
+    found: list[str] = []
+    if gold is None or not gold.ok:
+        found.append("gold_failed")
+    elif gold.truncated:
+        found.append("gold_truncated")
+    if drift:
+        found.append("gold_drift")
+    if outcome is not None and outcome.error_class == "timeout":
+        found.append("agent_timeout")
+    elif outcome is not None and outcome.error_class is not None:
+        found.append("agent_error")
+    if candidate is not None and candidate.status in ("refused", "timeout"):
+        found.append("refused")
+    if candidate is not None and candidate.truncated:
+        found.append("candidate_truncated")
+    if not isolated:
+        found.append("not_isolated")
+    if output is not None:
+        found += [c for c in output.ceilings if c not in found]
+        if output.scorer_fault and "scorer_fault" not in found:
+            found.append("scorer_fault")
+    return found
+
+
+def retrieval_row(
+    analysis: ItemAnalysis, outcome: ItemOutcome | None, dialect: str
+) -> dict[str, object]:
+    """The retrieval family for the SUT's own trace and for the direct probe."""
+    required = frozenset(analysis.required_tables)
+    row: dict[str, object] = {"item_id": analysis.item_id, "case_id": analysis.case_id}
+    row["required_json"] = json.dumps(sorted(required))
+    traces = {
+        "": _trace_tables(outcome),
+        "probe_": None if outcome is None or outcome.probe is None else outcome.probe.tables,
+    }
+    for prefix, tables in traces.items():
+        if tables is None:
+            row.update(
+                {f"{prefix}recall": None, f"{prefix}precision": None, f"{prefix}spurious": None}
+            )
+            row[f"{prefix}offered_json"] = None
+            row[f"{prefix}missing_json"] = None
+            continue
+        offered = [t.name for t in tables]
+        score = score_retrieval(required, offered, dialect)
+        row[f"{prefix}recall"] = score.recall
+        row[f"{prefix}precision"] = score.precision
+        row[f"{prefix}spurious"] = score.spurious
+        row[f"{prefix}offered_json"] = json.dumps(offered)
+        row[f"{prefix}missing_json"] = json.dumps(list(score.missing))
+    return row
+
+
+def _trace_tables(outcome: ItemOutcome | None) -> list[Any] | None:
+    """Tables the SUT says it was offered; None (not "nothing") when it reports no trace."""
+    if outcome is None or outcome.response is None or outcome.response.retrieval is None:
+        return None
+    return list(outcome.response.retrieval.tables)
+
+
+def component_row(analysis: ItemAnalysis) -> dict[str, object]:
+    scores = score_components(analysis.gold_components, analysis.candidate_components)
+    row: dict[str, object] = {"item_id": analysis.item_id, "case_id": analysis.case_id}
+    for name in COMPONENT_SETS:
+        pr = getattr(scores, name)
+        row[f"{name}_precision"] = pr.precision
+        row[f"{name}_recall"] = pr.recall
+    row["parse_error"] = analysis.candidate_error
+    row["gold_sets_json"] = json.dumps(_sets(analysis.gold_components))
+    row["candidate_sets_json"] = (
+        None
+        if analysis.candidate_components is None
+        else json.dumps(_sets(analysis.candidate_components))
+    )
+    return row
+
+
+def _sets(components: ComponentSets) -> dict[str, list[str]]:
+    return {name: sorted(values) for name, values in asdict(components).items()}
+
+
+def output_row(
+    analysis: ItemAnalysis, score: OutputScore, ceilings: Sequence[str]
+) -> dict[str, object]:
+    data = score.to_json()
+    output = data["output"]
+    assert isinstance(output, dict)
+    return {
+        "item_id": analysis.item_id,
+        "case_id": analysis.case_id,
+        "exact_match": score.exact_match,
+        "columns_precision": score.columns_precision,
+        "columns_recall": score.columns_recall,
+        "cells_precision": score.cells_precision,
+        "cells_recall": score.cells_recall,
+        "selectivity": score.selectivity,
+        "matched_cells": score.matched_cells,
+        "reference_rows": score.reference_rows,
+        "candidate_rows": score.candidate_rows,
+        "pairs_json": json.dumps(output["pairs"]),
+        "key_json": json.dumps(output["key"]),
+        "scorer_fault": score.scorer_fault,
+        "ceilings_json": json.dumps(list(ceilings)),
+    }
+
+
+def evidence(
+    output: Mapping[str, object],
+    components: Mapping[str, object],
+    retrieval: Mapping[str, object],
+    candidate_failed: bool,
+    gold_failed: bool,
+) -> ItemEvidence:
+    """Gather one item's figures from its stored family rows for the diagnosis."""
+
+    def differs(name: str) -> bool:
+        p, r = _num(components.get(f"{name}_precision")), _num(components.get(f"{name}_recall"))
+        return (
+            (p is not None and p < 1.0)
+            or (r is not None and r < 1.0)
+            or ((p is None) != (r is None))
+        )
+
+    return ItemEvidence(
+        gold_failed=gold_failed,
+        scorer_fault=bool(output.get("scorer_fault")),
+        exact_match=bool(output.get("exact_match")),
+        candidate_failed=candidate_failed,
+        retrieval_recall=_num(retrieval.get("recall")),
+        tables_differ=differs("tables"),
+        filters_differ=differs("filters"),
+        group_by_differ=differs("group_by"),
+        metric_differ=differs("aggregations") or differs("select"),
+        cells_precision=_num(output.get("cells_precision")),
+        cells_recall=_num(output.get("cells_recall")),
+        reference_rows=_int(output.get("reference_rows")),
+        candidate_rows=_int(output.get("candidate_rows")),
+    )
+
+
+def diagnosis_row(item_id: str, case_id: str, evidence_: ItemEvidence) -> dict[str, object]:
+    diagnosis = diagnose(evidence_)
+    return {
+        "item_id": item_id,
+        "case_id": case_id,
+        "category": diagnosis.category,
+        "rule": diagnosis.rule,
+    }
+
+
+def _num(value: object) -> float | None:
+    if value is None or (isinstance(value, float) and value != value) or value is pd.NA:
+        return None
+    return float(value)  # type: ignore[arg-type]
+
+
+def _int(value: object) -> int | None:
+    number = _num(value)
+    return None if number is None else int(number)
+
+
+def frame(rows: Sequence[Mapping[str, object]], float_columns: Sequence[str] = ()) -> pd.DataFrame:
+    """Rows to a frame, metric columns typed as nullable floats (undefined stays NULL)."""
+    data = pd.DataFrame(list(rows))
+    for column in float_columns:
+        if column in data:
+            data[column] = pd.to_numeric(data[column], errors="coerce").astype("Float64")
+    return data
+
+
+# --- Stored forms: each stage's records as rows, and back --------------------------------------
+
+
+def items_rows(items: Sequence[Item], case_set: CaseSet) -> list[dict[str, object]]:
+    cases = case_set.by_id()
+    return [
+        {
+            "item_id": item.item_id,
+            "case_id": item.case_id,
+            "phrasing": item.phrasing,
+            "question": item.question,
+            "exclude_json": json.dumps(list(item.exclude)),
+            "evidence": item.evidence,
+            "difficulty": cases[item.case_id].difficulty,
+        }
+        for item in items
+    ]
+
+
+def items_from_frame(data: pd.DataFrame) -> list[Item]:
+    return [
+        Item(
+            item_id=str(row.item_id),
+            case_id=str(row.case_id),
+            phrasing=int(row.phrasing),  # type: ignore[arg-type]
+            question=str(row.question),
+            exclude=tuple(json.loads(str(row.exclude_json))),
+            evidence=None if pd.isna(row.evidence) else str(row.evidence),
+        )
+        for row in data.sort_values(["case_id", "phrasing"]).itertuples(index=False)
+    ]
+
+
+def outcome_row(outcome: ItemOutcome, item: Item) -> dict[str, object]:
+    response = outcome.response
+    return {
+        "item_id": outcome.item_id,
+        "case_id": item.case_id,
+        "sql": None if response is None else response.sql,
+        "refused": None if response is None else response.refused,
+        "message": None if response is None else response.message,
+        "error_class": outcome.error_class,
+        "status": outcome.status,
+        "error_message": outcome.message,
+        "attempts": outcome.attempts,
+        "latency_s": outcome.latency_s,
+        "response_json": None if response is None else response.model_dump_json(),
+    }
+
+
+def probe_row(outcome: ItemOutcome, item: Item) -> dict[str, object]:
+    probe = outcome.probe
+    return {
+        "item_id": outcome.item_id,
+        "case_id": item.case_id,
+        "tables_json": None if probe is None else json.dumps([t.name for t in probe.tables]),
+        "examples_json": None if probe is None else json.dumps([e.id for e in probe.examples]),
+        "error_class": outcome.probe_error_class,
+        "error_message": outcome.probe_message,
+        "probe_json": None if probe is None else probe.model_dump_json(),
+    }
+
+
+def outcomes_from_frames(responses: pd.DataFrame, probes: pd.DataFrame) -> dict[str, ItemOutcome]:
+    """Rebuild each item's outcome from the stored responses and probes."""
+    from t2s_pipeline.sut.contract import AskResponse, RetrieveResponse
+
+    probe_by_item = (
+        {} if probes.empty else {str(r.item_id): r for r in probes.itertuples(index=False)}
+    )
+    out: dict[str, ItemOutcome] = {}
+    for row in responses.itertuples(index=False):
+        probe = probe_by_item.get(str(row.item_id))
+        out[str(row.item_id)] = ItemOutcome(
+            item_id=str(row.item_id),
+            response=None
+            if pd.isna(row.response_json)
+            else AskResponse.model_validate_json(str(row.response_json)),
+            probe=None
+            if probe is None or pd.isna(probe.probe_json)
+            else RetrieveResponse.model_validate_json(str(probe.probe_json)),
+            error_class=None if pd.isna(row.error_class) else str(row.error_class),
+            status=None if pd.isna(row.status) else int(row.status),  # type: ignore[arg-type]
+            message=None if pd.isna(row.error_message) else str(row.error_message),
+            attempts=int(row.attempts),  # type: ignore[arg-type]
+            latency_s=float(row.latency_s),  # type: ignore[arg-type]
+            probe_error_class=None
+            if probe is None or pd.isna(probe.error_class)
+            else str(probe.error_class),
+            probe_message=None
+            if probe is None or pd.isna(probe.error_message)
+            else str(probe.error_message),
+        )
+    return out
+
+
+def analysis_row(analysis: ItemAnalysis) -> dict[str, object]:
+    return {
+        "item_id": analysis.item_id,
+        "case_id": analysis.case_id,
+        "required_json": json.dumps(list(analysis.required_tables)),
+        "parse_error": analysis.candidate_error,
+        "analysis_json": json.dumps(
+            {
+                "required_tables": list(analysis.required_tables),
+                "gold_columns": [asdict(c) for c in analysis.gold_columns],
+                "gold_components": _sets(analysis.gold_components),
+                "gold_ordered": analysis.gold_ordered,
+                "candidate_columns": None
+                if analysis.candidate_columns is None
+                else [asdict(c) for c in analysis.candidate_columns],
+                "candidate_components": None
+                if analysis.candidate_components is None
+                else _sets(analysis.candidate_components),
+                "candidate_error": analysis.candidate_error,
+            }
+        ),
+    }
+
+
+def analyses_from_frame(data: pd.DataFrame) -> dict[str, ItemAnalysis]:
+    out: dict[str, ItemAnalysis] = {}
+    for row in data.itertuples(index=False):
+        d = json.loads(str(row.analysis_json))
+        out[str(row.item_id)] = ItemAnalysis(
+            item_id=str(row.item_id),
+            case_id=str(row.case_id),
+            required_tables=tuple(d["required_tables"]),
+            gold_columns=tuple(OutputColumn(**c) for c in d["gold_columns"]),
+            gold_components=_components(d["gold_components"]),
+            gold_ordered=bool(d["gold_ordered"]),
+            candidate_columns=None
+            if d["candidate_columns"] is None
+            else tuple(OutputColumn(**c) for c in d["candidate_columns"]),
+            candidate_components=None
+            if d["candidate_components"] is None
+            else _components(d["candidate_components"]),
+            candidate_error=d["candidate_error"],
+        )
+    return out
+
+
+def _components(data: Mapping[str, list[str]]) -> ComponentSets:
+    return ComponentSets(**{name: frozenset(values) for name, values in data.items()})
+
+
+def gold_drift(case: Case, gold: ExecutedResult | None, settings: ScorerSettings) -> bool:
+    """The live gold result differs from the frozen ``expected_result`` (exact match, §6.5)."""
+    if case.expected_result is None or gold is None or not gold.ok:
+        return False
+    frozen = ResultSet.from_names(case.expected_result.columns, case.expected_result.rows)
+    live = ResultSet.from_names(gold.columns, gold.rows)
+    return not score_output(frozen, live, output_settings(settings)).exact_match
+
+
+# --- Running a SUT -------------------------------------------------------------------------------
+
+Progress = Callable[[int, int], None]
+
+
+@contextmanager
+def open_client(config: RunConfig, case_set: CaseSet) -> Iterator[SutClient]:
+    """The client a configuration names; the built-in agent is served on loopback for the run."""
+    from t2s_pipeline.agent.app import AgentSettings, build_app
+    from t2s_pipeline.agent.server import serve_in_thread
+    from t2s_pipeline.sut.http import HttpSettings, HttpSutClient
+    from t2s_pipeline.sut.replay import ReplayClient
+    from t2s_pipeline.sut.retry import RetryPolicy
+
+    def http(base_url: str) -> HttpSutClient:
+        return HttpSutClient(
+            HttpSettings(
+                base_url=base_url,
+                concurrency=config.client.concurrency,
+                request_timeout_s=config.client.timeout_s,
+                retry=RetryPolicy(max_attempts=config.client.max_attempts),
+            )
+        )
+
+    client: SutClient
+    if config.sut.kind == "replay":
+        assert config.sut.file is not None
+        client = ReplayClient(config.sut.file)
+        try:
+            yield client
+        finally:
+            client.close()
+        return
+    if config.sut.kind == "http":
+        assert config.sut.url is not None
+        client = http(config.sut.url)
+        try:
+            yield client
+        finally:
+            client.close()
+        return
+    agent = AgentSettings(tables_k=config.sut.tables_k, examples_k=config.sut.examples_k)
+    with serve_in_thread(build_app(case_set, settings=agent)) as base_url:
+        client = http(base_url)
+        try:
+            yield client
+        finally:
+            client.close()
+
+
+# --- Scoring a run from its stored stages ---------------------------------------------------------
+
+
+def score_outputs(
+    settings: ScorerSettings,
+    analyses: Mapping[str, ItemAnalysis],
+    gold: pd.DataFrame,
+    candidates: Mapping[str, ExecutedResult],
+    responses: pd.DataFrame,
+) -> list[dict[str, object]]:
+    """Output family and exact match of every item, with its ceilings."""
+    from t2s_pipeline.execution_records import from_frame
+
+    gold_by_case = from_frame(gold)
+    drift = dict(zip(gold["key"], gold["drift"], strict=True)) if not gold.empty else {}
+    outcomes = outcomes_from_frames(responses, pd.DataFrame())
+    isolated = dict(zip(responses["item_id"], responses["isolated"], strict=True))
+    rows = []
+    for item_id, analysis in analyses.items():
+        reference = gold_by_case.get(analysis.case_id)
+        candidate = candidates.get(item_id)
+        score = score_item_output(analysis, reference, candidate, settings)
+        found = item_ceilings(
+            outcomes.get(item_id),
+            reference,
+            candidate,
+            score,
+            bool(isolated.get(item_id, True)),
+            bool(drift.get(analysis.case_id, False)),
+        )
+        row = output_row(analysis, score, found)
+        row["candidate_status"] = None if candidate is None else candidate.status
+        row["gold_status"] = None if reference is None else reference.status
+        rows.append(row)
+    return rows
+
+
+def ceiling_counts(rows: Sequence[Mapping[str, object]]) -> dict[str, int]:
+    """Items per ceiling, every ceiling of §10 listed."""
+    counter: Counter[str] = Counter()
+    for row in rows:
+        counter.update(json.loads(str(row["ceilings_json"])))
+    return count_ceilings(counter)
+
+
+def family_metadata(
+    rows: Sequence[Mapping[str, object]], columns: Sequence[str]
+) -> dict[str, float | int]:
+    """Mean and n of a few figures, for an asset's materialisation metadata."""
+    out: dict[str, float | int] = {"dagster/row_count": len(rows)}
+    for column in columns:
+        mean = mean_with_ci(_num(row.get(column)) for row in rows)
+        out[f"{column}/n"] = mean.n
+        if mean.mean is not None:
+            out[column] = round(mean.mean, 6)
+    return out
+
+
+def exact_rows(items: pd.DataFrame, output: pd.DataFrame) -> list[dict[str, object]]:
+    merged = items[["item_id", "case_id", "phrasing", "difficulty"]].merge(
+        output[["item_id", "exact_match", "scorer_fault", "gold_status"]], on="item_id"
+    )
+    return [
+        {
+            "item_id": r.item_id,
+            "case_id": r.case_id,
+            "phrasing": int(r.phrasing),  # type: ignore[arg-type]
+            "difficulty": r.difficulty,
+            # EX of an item whose gold failed is undefined, not a miss.
+            "exact_match": None if r.gold_status != "ok" else bool(r.exact_match),
+            "scorer_fault": bool(r.scorer_fault),
+        }
+        for r in merged.itertuples(index=False)
+    ]
+
+
+def diagnosis_rows(store: ResultsStore, run_id: str) -> list[dict[str, object]]:
+    """Diagnose every item from its stored family rows."""
+    output = store.read("output_scores", run_id).set_index("item_id")
+    components = store.read("component_scores", run_id).set_index("item_id")
+    retrieval = store.read("retrieval_scores", run_id).set_index("item_id")
+    rows = []
+    for item_id, out in output.iterrows():
+        comp = components.loc[item_id].to_dict() if item_id in components.index else {}
+        retr = retrieval.loc[item_id].to_dict() if item_id in retrieval.index else {}
+        found = evidence(
+            out.to_dict(),
+            comp,
+            retr,
+            candidate_failed=out["candidate_status"] != "ok",
+            gold_failed=out["gold_status"] != "ok",
+        )
+        rows.append(diagnosis_row(str(item_id), str(out["case_id"]), found))
+    return rows
+
+
+def joined_items(store: ResultsStore, run_id: str) -> pd.DataFrame:
+    """One row per item with every family's figures, the band and the diagnosis."""
+    data = store.read("exact_matches", run_id)
+    for table, drop in (
+        ("output_scores", ["case_id", "exact_match", "scorer_fault"]),
+        ("retrieval_scores", ["case_id"]),
+        ("component_scores", ["case_id"]),
+        ("diagnoses", ["case_id"]),
+    ):
+        other = store.read(table, run_id)
+        if other.empty:
+            continue
+        other = other.drop(columns=[c for c in [*drop, "run_id"] if c in other])
+        data = data.merge(other, on="item_id", how="left")
+    return data
+
+
+def summarise_run(store: ResultsStore, run_id: str) -> RunSummary:
+    data = joined_items(store, run_id)
+    counts = (
+        ceiling_counts(data.to_dict("records")) if "ceilings_json" in data else count_ceilings({})
+    )
+    return RunSummary(
+        run_id=run_id,
+        n_items=len(data),
+        n_cases=int(data["case_id"].nunique()) if not data.empty else 0,
+        families=family_means(data),
+        ceilings=counts,
+        ex_by_difficulty=ex_by_band(data) if not data.empty else {},
+        diagnoses=diagnosis_histograms(data) if "category" in data else {},
+        robustness=robustness(data) if not data.empty else mean_with_ci([]),
+    )
+
+
+def record_run_start(store: ResultsStore, spec: RunSpec, case_set: CaseSet) -> None:
+    """The ``runs`` row: config and hashes, warehouse snapshot, code version, start."""
+    from importlib.metadata import version
+
+    snapshot = None
+    if case_set.domain.engine == "duckdb" and "{db_id}" not in case_set.domain.database:
+        from t2s_pipeline.demo.generate import read_snapshot_hash
+
+        with suppress(Exception):
+            snapshot = read_snapshot_hash(Path(case_set.domain.database_for()))
+    row = {
+        "run_id": spec.run_id,
+        "config_name": spec.config.name,
+        "config_path": spec.config_path,
+        "config_json": json.dumps(spec.config.model_dump(mode="json"), sort_keys=True),
+        "config_hash": spec.config_hash,
+        "case_set_hash": case_set.content_hash,
+        "cases_dir": spec.config.cases,
+        "snapshot_hash": snapshot,
+        "code_version": version("t2s_pipeline"),
+        "started_at": dt.datetime.now(dt.UTC).replace(tzinfo=None),
+        "ended_at": pd.NaT,
+        "summary_json": None,
+    }
+    frame_ = pd.DataFrame([row]).astype({"ended_at": "datetime64[us]", "summary_json": "string"})
+    store.replace_run("runs", spec.run_id, frame_)
+
+
+def record_run_end(store: ResultsStore, spec: RunSpec, summary: RunSummary) -> None:
+    runs = store.read("runs", spec.run_id)
+    if runs.empty:
+        return
+    runs = runs.assign(
+        ended_at=dt.datetime.now(dt.UTC).replace(tzinfo=None),
+        summary_json=json.dumps(summary.to_json()),
+    )
+    store.replace_run("runs", spec.run_id, runs)
+
+
+# --- Comparing runs -------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class RegressionVerdict:
+    previous: str
+    n_shared: int
+    n_regressed: int
+    unaccepted: list[str]
+
+
+def previous_run(store: ResultsStore, run_id: str) -> str | None:
+    """The latest completed run before ``run_id`` on the same case folder."""
+    runs = store.read("runs")
+    if runs.empty or run_id not in set(runs["run_id"]):
+        return None
+    this = runs[runs["run_id"] == run_id].iloc[0]
+    earlier = runs[
+        (runs["cases_dir"] == this["cases_dir"])
+        & (runs["run_id"] != run_id)
+        & runs["ended_at"].notna()
+        & (runs["started_at"] < this["started_at"])
+    ]
+    return None if earlier.empty else str(earlier.sort_values("started_at").iloc[-1]["run_id"])
+
+
+def compare(store: ResultsStore, run_a: str, run_b: str) -> Comparison:
+    return compare_runs(run_a, joined_items(store, run_a), run_b, joined_items(store, run_b))
+
+
+def regression_verdict(
+    store: ResultsStore, run_id: str, decisions: str
+) -> RegressionVerdict | None:
+    previous = previous_run(store, run_id)
+    if previous is None:
+        return None
+    comparison = compare(store, previous, run_id)
+    decision = load_decision(Path(decisions), run_id)
+    return RegressionVerdict(
+        previous,
+        comparison.n_shared,
+        len(comparison.exact_regressions()),
+        unaccepted(comparison, decision),
+    )
+
+
+def compare_all(store: ResultsStore) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """Every completed run against its previous run: deltas and regressions, stacked."""
+    deltas, regressions = [], []
+    for run_id in store.run_ids():
+        previous = previous_run(store, run_id)
+        if previous is None:
+            continue
+        comparison = compare(store, previous, run_id)
+        deltas.append(comparison.to_frame())
+        regressions.append(comparison.regressions_frame())
+    empty = pd.DataFrame({"run_a": pd.Series(dtype="string"), "run_b": pd.Series(dtype="string")})
+    return (
+        pd.concat(deltas, ignore_index=True) if deltas else empty,
+        pd.concat(regressions, ignore_index=True) if regressions else empty,
+    )
+
+
+# --- Guardrails ------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class HostileSummary:
+    leaks: int
+    over_blocks: int
+    cells: int
+    engines: str
+
+
+def hostile_report(
+    suite: Path,
+    warehouse: Path,
+    engines: Sequence[str] = ("duckdb", "sqlite"),
+    timeout_s: float = 2.0,
+) -> HostileSummary:
+    """Run the hostile suite on scratch copies of the warehouse, every layer setting."""
+    import tempfile
+
+    from t2s_pipeline.execution.hostile import LEAK, OVER_BLOCK, run_suite
+    from t2s_pipeline.execution.hostile_suite import load_suite
+    from t2s_pipeline.execution.hostile_targets import duckdb_target, sqlite_target
+
+    makers = {"duckdb": duckdb_target, "sqlite": sqlite_target}
+    with tempfile.TemporaryDirectory(prefix="t2s-guard-check-") as workdir:
+        targets = [makers[e](warehouse, Path(workdir)) for e in engines]
+        try:
+            report = run_suite(load_suite(suite), targets, timeout_s, parallel=True)
+        finally:
+            for target in targets:
+                target.cleanup()
+    verdicts = [c.verdict for c in report.cells]
+    return HostileSummary(
+        verdicts.count(LEAK), verdicts.count(OVER_BLOCK), len(verdicts), ",".join(engines)
+    )
+
+
+def describe_item(store: ResultsStore, run_id: str, item_id: str) -> str:
+    """One item's question, both SQL texts, stored rows and every family's figures."""
+    items = store.read("items", run_id)
+    match = items[items["item_id"] == item_id]
+    if match.empty:
+        from t2s_pipeline.errors import ConfigError
+
+        raise ConfigError(
+            f"no item {item_id!r} in run {run_id}; ids look like <case-id>#<phrasing>"
+        )
+    item = match.iloc[0]
+    lines = [f"item {item_id} ({item['difficulty']}): {item['question']}"]
+    responses = store.read("sut_responses", run_id)
+    response = responses[responses["item_id"] == item_id].iloc[0]
+    lines.append(f"candidate SQL: {response['sql']}")
+    if not pd.isna(response["error_class"]):
+        lines.append(f"SUT error: {response['error_class']} {response['error_message']}")
+    for label, table, key in (
+        ("gold", "gold_results", item["case_id"]),
+        ("candidate", "candidate_results", item_id),
+    ):
+        stored = store.read(table, run_id)
+        row = stored[stored["key"] == key].iloc[0]
+        lines.append(f"{label}: {row['status']} {'' if pd.isna(row['reason']) else row['reason']}")
+        lines.append(f"  columns {row['columns_json']}; {row['n_rows']} row(s)")
+        for preview in json.loads(str(row["preview_json"]))[:10]:
+            lines.append(f"  {preview}")
+    joined = joined_items(store, run_id)
+    figures = joined[joined["item_id"] == item_id].iloc[0].to_dict()
+    for name in (
+        "exact_match",
+        "columns_precision",
+        "columns_recall",
+        "cells_precision",
+        "cells_recall",
+        "recall",
+        "precision",
+        "category",
+        "ceilings_json",
+        "pairs_json",
+        "key_json",
+    ):
+        if name in figures:
+            lines.append(f"{name}: {figures[name]}")
+    return "\n".join(lines)

@@ -1,0 +1,145 @@
+"""Executed result sets as stored records: run many queries of a domain, keep them inspectable.
+
+Every gold and candidate query of a run goes through the guarded executor; each outcome is kept
+as an :class:`ExecutedResult` whose full rows (up to the evaluation cap) travel in a compressed
+payload for scoring, and whose first rows are kept as JSON for people to read.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import json
+import pickle
+import zlib
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from decimal import Decimal
+from typing import Any
+
+import pandas as pd
+
+from t2s_pipeline.cases import Case, Domain
+from t2s_pipeline.execution import Guard, QueryOutcome, open_executor
+
+Progress = Callable[[int, int], None]
+
+
+@dataclass(frozen=True)
+class QueryJob:
+    """One query to run: its key (case id or item id), its case (for db_id) and its SQL."""
+
+    key: str
+    case: Case
+    sql: str | None
+
+
+@dataclass(frozen=True)
+class ExecutedResult:
+    """The outcome of one harness query, as stored."""
+
+    key: str
+    status: str  # ok | refused | timeout | error | not_run
+    layer: str | None
+    reason: str | None
+    columns: tuple[str, ...]
+    rows: list[tuple[Any, ...]]
+    truncated: bool
+    seconds: float
+
+    @property
+    def ok(self) -> bool:
+        return self.status == "ok"
+
+
+def from_outcome(key: str, outcome: QueryOutcome) -> ExecutedResult:
+    """Classify a guarded-executor outcome: refusals, timeouts and errors stay distinct."""
+    if outcome.timed_out:
+        status = "timeout"
+    elif outcome.refused:
+        status = "refused"
+    elif outcome.error is not None:
+        status = "error"
+    else:
+        status = "ok"
+    reason = outcome.reason if outcome.refused else outcome.error
+    return ExecutedResult(
+        key, status, outcome.layer, reason, tuple(outcome.columns), list(outcome.rows),
+        outcome.truncated, outcome.seconds,
+    )  # fmt: skip
+
+
+def not_run(key: str, reason: str) -> ExecutedResult:
+    """A query that was never executed (the SUT gave no SQL, or the agent failed)."""
+    return ExecutedResult(key, "not_run", None, reason, (), [], False, 0.0)
+
+
+def execute_jobs(
+    domain: Domain, jobs: Sequence[QueryJob], guard: Guard, progress: Progress | None = None
+) -> list[ExecutedResult]:
+    """Run every job through the guarded executor, one executor per database, in job order."""
+    results: dict[str, ExecutedResult] = {}
+    by_target: dict[str, list[QueryJob]] = {}
+    for job in jobs:
+        if job.sql is None or not job.sql.strip():
+            results[job.key] = not_run(job.key, "no SQL to run")
+        else:
+            by_target.setdefault(domain.database_for(job.case), []).append(job)
+    done = len(results)
+    for target, group in by_target.items():
+        with open_executor(target, guard) as executor:
+            for job in group:
+                assert job.sql is not None
+                results[job.key] = from_outcome(job.key, executor.run(job.sql))
+                done += 1
+                if progress is not None:
+                    progress(done, len(jobs))
+    return [results[job.key] for job in jobs]
+
+
+def to_frame(results: Sequence[ExecutedResult], preview_rows: int) -> pd.DataFrame:
+    """The stored table: readable preview plus the compressed full rows for scoring."""
+    return pd.DataFrame(
+        {
+            "key": [r.key for r in results],
+            "status": [r.status for r in results],
+            "layer": pd.Series([r.layer for r in results], dtype="string"),
+            "reason": pd.Series([r.reason for r in results], dtype="string"),
+            "columns_json": [json.dumps(list(r.columns)) for r in results],
+            "n_rows": pd.Series([len(r.rows) for r in results], dtype="Int64"),
+            "truncated": [r.truncated for r in results],
+            "seconds": [r.seconds for r in results],
+            "preview_json": [json.dumps(_jsonable(r.rows[:preview_rows])) for r in results],
+            "payload": [zlib.compress(pickle.dumps(r.rows)) for r in results],
+        }
+    )
+
+
+def from_frame(frame: pd.DataFrame) -> dict[str, ExecutedResult]:
+    """Read stored results back, keyed by case or item id."""
+    out: dict[str, ExecutedResult] = {}
+    for row in frame.itertuples(index=False):
+        out[str(row.key)] = ExecutedResult(
+            key=str(row.key),
+            status=str(row.status),
+            layer=None if pd.isna(row.layer) else str(row.layer),
+            reason=None if pd.isna(row.reason) else str(row.reason),
+            columns=tuple(json.loads(str(row.columns_json))),
+            rows=pickle.loads(zlib.decompress(bytes(row.payload))),  # noqa: S301 - our own store
+            truncated=bool(row.truncated),
+            seconds=float(row.seconds),
+        )
+    return out
+
+
+def _jsonable(value: Any) -> Any:
+    if isinstance(value, list | tuple):
+        return [_jsonable(v) for v in value]
+    if isinstance(value, Decimal):
+        return float(value)
+    if isinstance(value, dt.date | dt.datetime | dt.time):
+        return value.isoformat()
+    if isinstance(value, bytes):
+        return value.hex()
+    if value is None or isinstance(value, bool | int | float | str):
+        return value
+    return str(value)

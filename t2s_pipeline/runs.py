@@ -1,0 +1,74 @@
+"""The run registry: what each ``eval_run`` partition evaluates.
+
+A partition key alone cannot say which configuration it came from once the file changes, so
+registering a run writes its configuration next to the results store
+(``.t2s/runs/<run_id>.json``). Sensors, the command line and the assets all read it from there.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from pathlib import Path
+
+from t2s_pipeline.cases import load_cases
+from t2s_pipeline.config import RunConfig
+from t2s_pipeline.errors import ConfigError
+
+
+@dataclass(frozen=True)
+class RunSpec:
+    """One registered run: its id, configuration and the case set it was registered against."""
+
+    run_id: str
+    config: RunConfig
+    config_path: str
+    config_hash: str
+    case_set_hash: str
+
+
+def spec_for(config: RunConfig, config_path: Path | str) -> RunSpec:
+    """The run a configuration gives against the current state of its gold case set."""
+    case_set_hash = load_cases(config.cases).content_hash
+    return RunSpec(
+        run_id=config.run_id(case_set_hash),
+        config=config,
+        config_path=str(config_path),
+        config_hash=config.config_hash(),
+        case_set_hash=case_set_hash,
+    )
+
+
+def register(spec: RunSpec, registry: Path) -> Path:
+    """Record a run (idempotent); returns the file written."""
+    registry.mkdir(parents=True, exist_ok=True)
+    path = registry / f"{spec.run_id}.json"
+    data = {
+        "run_id": spec.run_id,
+        "config": spec.config.model_dump(mode="json"),
+        "config_path": spec.config_path,
+        "config_hash": spec.config_hash,
+        "case_set_hash": spec.case_set_hash,
+    }
+    tmp = path.with_name(path.name + ".tmp")
+    tmp.write_text(json.dumps(data, indent=2, sort_keys=True), encoding="utf-8")
+    tmp.replace(path)
+    return path
+
+
+def load_spec(run_id: str, registry: Path) -> RunSpec:
+    """The registered run of a partition key; a clear error when it was never registered."""
+    path = registry / f"{run_id}.json"
+    if not path.exists():
+        raise ConfigError(
+            f"run {run_id!r} is not registered in {registry}. Fix: register it with "
+            "`t2s run --config configs/<name>.yaml` or let the config sensor add it"
+        )
+    data = json.loads(path.read_text(encoding="utf-8"))
+    return RunSpec(
+        run_id=data["run_id"],
+        config=RunConfig.model_validate(data["config"]),
+        config_path=data["config_path"],
+        config_hash=data["config_hash"],
+        case_set_hash=data["case_set_hash"],
+    )

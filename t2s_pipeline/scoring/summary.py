@@ -1,0 +1,184 @@
+"""Run summaries (SPEC §10): every family's means with n and CI, EX by band, ceilings, diagnoses.
+
+Nothing here decides: there is no pass mark. Families are never folded into one score.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+
+import pandas as pd
+
+from t2s_pipeline.scoring.stats import Mean, mean_with_ci
+
+CEILINGS: tuple[str, ...] = (
+    "gold_failed",
+    "gold_truncated",
+    "candidate_truncated",
+    "no_usable_key",
+    "oversized_shelf",
+    "empty_vs_empty",
+    "agent_error",
+    "agent_timeout",
+    "refused",
+    "not_isolated",
+    "gold_drift",
+    "scorer_fault",
+    "exact_but_partial",
+    "permutation_bound",
+)
+COMPONENT_SETS: tuple[str, ...] = (
+    "select",
+    "tables",
+    "joins",
+    "filters",
+    "group_by",
+    "aggregations",
+    "order_by",
+    "limit",
+)
+
+# family -> metric -> column of the per-item frame holding it
+FAMILY_COLUMNS: dict[str, dict[str, str]] = {
+    "retrieval": {
+        "recall": "recall",
+        "precision": "precision",
+        "spurious": "spurious",
+        "probe_recall": "probe_recall",
+        "probe_precision": "probe_precision",
+    },
+    "columns": {"precision": "columns_precision", "recall": "columns_recall"},
+    "cells": {"precision": "cells_precision", "recall": "cells_recall"},
+    "component": {
+        f"{name}_{side}": f"{name}_{side}"
+        for name in COMPONENT_SETS
+        for side in ("precision", "recall")
+    },
+    "exact": {"ex": "exact_match"},
+}
+
+
+@dataclass(frozen=True)
+class RunSummary:
+    """Everything a run's summary reports."""
+
+    run_id: str
+    n_items: int
+    n_cases: int
+    families: dict[str, dict[str, Mean]]
+    ceilings: dict[str, int]
+    ex_by_difficulty: dict[str, Mean]
+    diagnoses: dict[str, dict[str, int]]  # band ("all" first) -> category -> count
+    robustness: Mean
+    extra: dict[str, object] = field(default_factory=dict)
+
+    def to_json(self) -> dict[str, object]:
+        return {
+            "run_id": self.run_id,
+            "n_items": self.n_items,
+            "n_cases": self.n_cases,
+            "families": {
+                family: {metric: mean.to_json() for metric, mean in metrics.items()}
+                for family, metrics in self.families.items()
+            },
+            "ceilings": dict(self.ceilings),
+            "ex_by_difficulty": {band: m.to_json() for band, m in self.ex_by_difficulty.items()},
+            "diagnoses": {band: dict(h) for band, h in self.diagnoses.items()},
+            "robustness": self.robustness.to_json(),
+            **self.extra,
+        }
+
+    def metadata(self) -> dict[str, float | int]:
+        """Flat numeric metadata, so the UI can plot each figure across runs."""
+        out: dict[str, float | int] = {"n_items": self.n_items, "n_cases": self.n_cases}
+        for family, metrics in self.families.items():
+            for metric, mean in metrics.items():
+                if mean.mean is not None:
+                    out[f"{family}/{metric}"] = round(mean.mean, 6)
+                out[f"{family}/{metric}/n"] = mean.n
+        for name, count in self.ceilings.items():
+            out[f"ceiling/{name}"] = count
+        for band, mean in self.ex_by_difficulty.items():
+            if mean.mean is not None:
+                out[f"ex_by_difficulty/{band}"] = round(mean.mean, 6)
+        if self.robustness.mean is not None:
+            out["robustness"] = round(self.robustness.mean, 6)
+        return out
+
+    def to_markdown(self) -> str:
+        lines = [f"### Run `{self.run_id}`: {self.n_items} items over {self.n_cases} cases", ""]
+        lines += ["| family | metric | mean | 95% CI | n |", "|---|---|---|---|---|"]
+        for family, metrics in self.families.items():
+            for metric, mean in metrics.items():
+                lines.append(f"| {family} | {metric} | {_cell(mean)} |")
+        lines += ["", "| difficulty | EX | 95% CI | n |", "|---|---|---|---|"]
+        lines += [f"| {band} | {_cell(m)} |" for band, m in self.ex_by_difficulty.items()]
+        lines += ["", f"Robustness across phrasings: {self.robustness}", ""]
+        lines += ["| ceiling | count |", "|---|---|"]
+        lines += [f"| {name} | {count} |" for name, count in self.ceilings.items()]
+        categories = sorted({c for h in self.diagnoses.values() for c in h})
+        lines += ["", "| band | " + " | ".join(categories) + " |"]
+        lines.append("|---|" + "---|" * len(categories))
+        for band, histogram in self.diagnoses.items():
+            counts = " | ".join(str(histogram.get(c, 0)) for c in categories)
+            lines.append(f"| {band} | {counts} |")
+        return "\n".join(lines)
+
+
+def _cell(mean: Mean) -> str:
+    if mean.mean is None:
+        return f"undefined | - | {mean.n}"
+    ci = "-" if mean.ci is None else f"[{mean.ci[0]:.3f}, {mean.ci[1]:.3f}]"
+    return f"{mean.mean:.3f} | {ci} | {mean.n}"
+
+
+def family_means(items: pd.DataFrame) -> dict[str, dict[str, Mean]]:
+    """Mean, n and CI of every family metric present in the joined per-item frame."""
+    families: dict[str, dict[str, Mean]] = {}
+    for family, metrics in FAMILY_COLUMNS.items():
+        present = {m: c for m, c in metrics.items() if c in items}
+        if present:
+            families[family] = {m: mean_with_ci(_values(items[c])) for m, c in present.items()}
+    return families
+
+
+def ex_by_band(items: pd.DataFrame, band_column: str = "difficulty") -> dict[str, Mean]:
+    """Exact-match rate per difficulty band (bands sorted by name)."""
+    return {
+        str(band): mean_with_ci(_values(group["exact_match"]))
+        for band, group in sorted(items.groupby(band_column), key=lambda kv: str(kv[0]))
+    }
+
+
+def diagnosis_histograms(
+    items: pd.DataFrame, band_column: str = "difficulty"
+) -> dict[str, dict[str, int]]:
+    """Category counts for the whole run ("all") and per band."""
+    out = {"all": _histogram(items["category"])}
+    for band, group in sorted(items.groupby(band_column), key=lambda kv: str(kv[0])):
+        out[str(band)] = _histogram(group["category"])
+    return out
+
+
+def robustness(items: pd.DataFrame) -> Mean:
+    """Share of cases whose exact match is the same for every phrasing (cases with >= 2 items)."""
+    same = [
+        bool(group["exact_match"].nunique() == 1)
+        for _case, group in items.groupby("case_id")
+        if len(group) >= 2
+    ]
+    return mean_with_ci(same)
+
+
+def count_ceilings(counts: Mapping[str, int]) -> dict[str, int]:
+    """Every ceiling of SPEC §10, zero when it did not occur, in the spec's order."""
+    return {name: int(counts.get(name, 0)) for name in CEILINGS}
+
+
+def _histogram(column: pd.Series) -> dict[str, int]:
+    return {str(k): int(v) for k, v in column.value_counts().sort_index().items()}
+
+
+def _values(column: pd.Series) -> list[float | None]:
+    return [None if pd.isna(v) else float(v) for v in column]
