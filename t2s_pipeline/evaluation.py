@@ -817,8 +817,42 @@ def hostile_report(
     warehouse: Path,
     engines: Sequence[str] = ("duckdb", "sqlite"),
     timeout_s: float = 2.0,
+    cache: Path | None = None,
 ) -> HostileSummary:
-    """Run the hostile suite on scratch copies of the warehouse, every layer setting."""
+    """Run the hostile suite on scratch copies of the warehouse, every layer setting.
+
+    The verdict depends only on the suite, the executor's code and the warehouse, so with a
+    ``cache`` folder it is reused until one of the three changes.
+    """
+    key = _guard_key(suite, warehouse, engines, timeout_s)
+    cached = None if cache is None else cache / f"{key}.json"
+    if cached is not None and cached.exists():
+        return HostileSummary(**json.loads(cached.read_text(encoding="utf-8")))
+    summary = _run_hostile(suite, warehouse, engines, timeout_s)
+    if cached is not None:
+        cached.parent.mkdir(parents=True, exist_ok=True)
+        cached.write_text(json.dumps(asdict(summary)), encoding="utf-8")
+    return summary
+
+
+def _guard_key(suite: Path, warehouse: Path, engines: Sequence[str], timeout_s: float) -> str:
+    import hashlib
+
+    import t2s_pipeline.execution as execution_package
+
+    digest = hashlib.sha256(f"{sorted(engines)}:{timeout_s}".encode())
+    sources = sorted(Path(execution_package.__file__).parent.glob("*.py"))
+    for path in [*sorted(suite.glob("*.yaml")), *sources]:
+        digest.update(path.name.encode())
+        digest.update(path.read_bytes())
+    stat = warehouse.stat()
+    digest.update(f"{warehouse.resolve()}:{stat.st_size}:{stat.st_mtime_ns}".encode())
+    return digest.hexdigest()[:24]
+
+
+def _run_hostile(
+    suite: Path, warehouse: Path, engines: Sequence[str], timeout_s: float
+) -> HostileSummary:
     import tempfile
 
     from t2s_pipeline.execution.hostile import LEAK, OVER_BLOCK, run_suite

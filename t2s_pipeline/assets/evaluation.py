@@ -428,7 +428,11 @@ def run_comparisons(
 def guardrails(
     context: dg.AssetCheckExecutionContext, settings: T2SSettings
 ) -> dg.AssetCheckResult:
-    report = ev.hostile_report(Path(settings.hostile_dir), Path(settings.warehouse_path))
+    report = ev.hostile_report(
+        Path(settings.hostile_dir),
+        Path(settings.warehouse_path),
+        cache=Path(settings.registry_dir).parent / "guard_cache",
+    )
     return dg.AssetCheckResult(
         passed=report.leaks == 0 and report.over_blocks == 0,
         metadata={

@@ -20,7 +20,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     run = subparsers.add_parser("run", help="register a configuration's run and materialise it")
     run.add_argument("--config", type=Path, required=True, help="e.g. configs/baseline.yaml")
     run.add_argument("--results", type=Path, default=DEFAULT_RESULTS)
-    run.set_defaults(func=_run)
+    run.set_defaults(func=run_command)
 
     runs = subparsers.add_parser("runs", help="list evaluated runs with their summaries")
     runs.add_argument("--json", action="store_true")
@@ -49,7 +49,8 @@ def dagster_home() -> Path:
     return home
 
 
-def _run(args: argparse.Namespace) -> int:
+def run_command(args: argparse.Namespace) -> int:
+    """Register and materialise one configuration's run; print its summary."""
     from t2s_pipeline.assets.launch import run_config
 
     home = dagster_home()

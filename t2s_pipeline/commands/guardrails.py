@@ -1,0 +1,144 @@
+"""``t2s guardrails``: run the hostile suite on each engine and print attack x layer x engine.
+
+Exits 1 when any cell is a leak or an over-block, 0 when every attack was stopped and every
+control served.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+import tempfile
+from collections.abc import Sequence
+from pathlib import Path
+
+from t2s_pipeline.demo.generate import DEFAULT_PATH
+from t2s_pipeline.errors import ExecutionError
+from t2s_pipeline.execution.engine import DUCKDB, ENGINES, POSTGRES, SQLITE
+from t2s_pipeline.execution.hostile import (
+    LAYER_SETTINGS,
+    NOT_APPLICABLE,
+    OK,
+    VERDICTS,
+    SuiteReport,
+    load_suite,
+    run_suite,
+)
+from t2s_pipeline.execution.hostile_targets import (
+    EngineTarget,
+    duckdb_target,
+    postgres_target,
+    sqlite_target,
+)
+
+DEFAULT_PG_URL = "postgresql://postgres:postgres@localhost:5432/postgres"
+_SHORT = {
+    "refused:filter": "F",
+    "refused:database": "D",
+    "timeout": "T",
+    "failed": "E",
+    "truncated": "C",
+    "ran": "R",
+    "-": "",
+}
+LEGEND = (
+    "F refused by the filter, D refused by the database layer, T timed out, E failed (could not "
+    "run, e.g. the table is not there), C cut off by the row bound, R ran. "
+    "A verdict other than ok is shown in capitals (LEAK, OVER-BLOCK)."
+)
+
+
+def register(subparsers: argparse._SubParsersAction) -> None:
+    parser = subparsers.add_parser("guardrails", help="run the hostile suite on every engine")
+    parser.add_argument("--engine", choices=[*ENGINES, "all"], default="all")
+    parser.add_argument(
+        "--pg-url",
+        default=os.environ.get("T2S_PG_URL", DEFAULT_PG_URL),
+        help="PostgreSQL superuser URL (default: $T2S_PG_URL or the local server)",
+    )
+    parser.add_argument("--db", type=Path, default=DEFAULT_PATH, help="the DuckDB warehouse")
+    parser.add_argument("--suite", type=Path, default=Path("cases/hostile"))
+    parser.add_argument("--timeout-s", type=float, default=2.0)
+    parser.add_argument("--row-limit", type=int, default=1000)
+    parser.set_defaults(func=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    """Build the scratch targets, run the suite, print the table; 1 on any failure."""
+    if not args.db.is_file():
+        raise ExecutionError(f"warehouse {args.db} does not exist; run `t2s demo build` first")
+    attacks = load_suite(args.suite)
+    engines = list(ENGINES) if args.engine == "all" else [args.engine]
+    with tempfile.TemporaryDirectory(prefix="t2s-hostile-") as workdir:
+        targets = _targets(engines, args, Path(workdir))
+        try:
+            report = run_suite(
+                attacks, targets, args.timeout_s, args.row_limit, _say, parallel=True
+            )
+        finally:
+            for target in targets:
+                target.cleanup()
+    print(render_table(report, [t.engine for t in targets]))
+    print(render_summary(report))
+    return 1 if report.failures else 0
+
+
+def _targets(engines: Sequence[str], args: argparse.Namespace, workdir: Path) -> list[EngineTarget]:
+    targets = []
+    for engine in engines:
+        _say(f"preparing {engine}")
+        if engine == DUCKDB:
+            targets.append(duckdb_target(args.db, workdir))
+        elif engine == SQLITE:
+            targets.append(sqlite_target(args.db, workdir))
+        elif engine == POSTGRES:
+            targets.append(_postgres(args))
+    return targets
+
+
+def _postgres(args: argparse.Namespace) -> EngineTarget:
+    try:
+        return postgres_target(args.db, args.pg_url)
+    except ExecutionError as error:
+        raise ExecutionError(
+            f"{error}. Start PostgreSQL or pass --pg-url, or run --engine duckdb/sqlite"
+        ) from error
+
+
+def render_table(report: SuiteReport, engines: Sequence[str]) -> str:
+    """One row per attack, one column per engine x layer."""
+    columns = [(engine, layer) for engine in engines for layer in LAYER_SETTINGS]
+    grid: dict[str, dict[tuple[str, str], str]] = {}
+    for cell in report.cells:
+        mark = _SHORT.get(cell.how, cell.how)
+        if cell.verdict not in (OK, NOT_APPLICABLE):
+            mark = f"{cell.verdict.upper()}({mark})"
+        grid.setdefault(f"{cell.attack} [{cell.category}]", {})[(cell.engine, cell.layer)] = mark
+    header = ["attack [category]"] + [f"{e[:2]}:{layer[:4]}" for e, layer in columns]
+    rows = [[name] + [marks.get(c, "") for c in columns] for name, marks in grid.items()]
+    widths = [max(len(r[i]) for r in [header, *rows]) for i in range(len(header))]
+    lines = ["  ".join(t.ljust(w) for t, w in zip(r, widths, strict=True)) for r in [header, *rows]]
+    lines.insert(1, "-" * len(lines[0]))
+    return "\n".join([*lines, "", LEGEND])
+
+
+def render_summary(report: SuiteReport) -> str:
+    """Counts of verdicts per engine and layer, then every leak and over-block."""
+    counts = report.counts()
+    keys = sorted({(engine, layer) for engine, layer, _ in counts})
+    lines = ["", "summary (engine, layer: " + ", ".join(VERDICTS) + ")"]
+    for engine, layer in keys:
+        numbers = ", ".join(f"{v} {counts[(engine, layer, v)]}" for v in VERDICTS)
+        lines.append(f"  {engine:8} {layer:8}  {numbers}")
+    total = {v: sum(n for (_, _, verdict), n in counts.items() if verdict == v) for v in VERDICTS}
+    lines.append("  total              " + ", ".join(f"{v} {total[v]}" for v in VERDICTS))
+    for cell in report.failures:
+        lines.append(
+            f"  {cell.verdict}: {cell.attack} on {cell.engine}/{cell.layer}: {cell.detail}"
+        )
+    return "\n".join(lines)
+
+
+def _say(message: str) -> None:
+    print(message, file=sys.stderr, flush=True)

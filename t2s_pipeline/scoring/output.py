@@ -1,0 +1,207 @@
+"""The output family (SPEC 6) and exact match (SPEC 8) for one reference/candidate pair.
+
+``score_output`` normalises and encodes both result sets once, then pairs columns, scores
+them, picks a row key, pairs rows on shelves and counts matched cells, and checks exact match.
+Empty and failed sides follow SPEC 6.4: a zero denominator gives ``None``, never 0 or 1.
+
+>>> from t2s_pipeline.results import ResultSet
+>>> gold = ResultSet.from_names(["n"], [[3]])
+>>> score_output(gold, ResultSet.from_names(["count"], [[3.0]])).exact_match
+True
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from t2s_pipeline.results import ResultSet
+from t2s_pipeline.scoring.columns import Pair, column_scores, pair_columns
+from t2s_pipeline.scoring.encoding import Crosswalk, encode
+from t2s_pipeline.scoring.exact import ExactMatch, exact_match
+from t2s_pipeline.scoring.keys import choose_key
+from t2s_pipeline.scoring.rows import match_rows
+
+__all__ = ["OutputScore", "OutputSettings", "Pair", "score_output"]
+
+
+@dataclass(frozen=True)
+class OutputSettings:
+    """Knobs of the output family; the defaults are the SPEC defaults."""
+
+    tau: float = 0.25
+    float_decimals: int = 6
+    shelf_bound: int = 512
+    ordered_compare: bool = False
+    permutation_bound: int = 5040
+
+    def __post_init__(self) -> None:
+        if not 0.0 <= self.tau <= 1.0:
+            raise ValueError(f"tau must lie in [0, 1], got {self.tau}")
+        if self.float_decimals < 0:
+            raise ValueError(f"float_decimals must be >= 0, got {self.float_decimals}")
+        if self.shelf_bound < 1 or self.permutation_bound < 1:
+            raise ValueError("shelf_bound and permutation_bound must be >= 1")
+
+
+@dataclass(frozen=True)
+class OutputScore:
+    """Columns, cells and exact match for one item, with the ceilings met."""
+
+    exact_match: bool
+    columns_precision: float | None
+    columns_recall: float | None
+    cells_precision: float | None
+    cells_recall: float | None
+    pairs: tuple[Pair, ...] = ()
+    key: tuple[int, ...] = ()
+    selectivity: float | None = None
+    matched_cells: int = 0
+    reference_rows: int | None = None
+    candidate_rows: int | None = None
+    ceilings: tuple[str, ...] = ()
+    scorer_fault: bool = False
+
+    @property
+    def metrics(self) -> tuple[float | None, ...]:
+        """The four output metrics: column precision, recall, cell precision, recall."""
+        return (
+            self.columns_precision,
+            self.columns_recall,
+            self.cells_precision,
+            self.cells_recall,
+        )
+
+    def to_json(self) -> dict[str, Any]:
+        """The SPEC 15 pieces this family owns, ready for ``json.dumps``."""
+        return {
+            "exact_match": self.exact_match,
+            "output": {
+                "columns": {"precision": self.columns_precision, "recall": self.columns_recall},
+                "cells": {"precision": self.cells_precision, "recall": self.cells_recall},
+                "pairs": [
+                    {
+                        "candidate": p.candidate,
+                        "reference": p.reference,
+                        "by": p.by,
+                        "precision": p.precision,
+                        "recall": p.recall,
+                    }
+                    for p in self.pairs
+                ],
+                "key": list(self.key),
+                "selectivity": self.selectivity,
+            },
+            "ceilings": list(self.ceilings),
+            "scorer_fault": self.scorer_fault,
+        }
+
+
+@dataclass(frozen=True)
+class _Output:
+    """The output-family numbers before exact match is folded in."""
+
+    columns: tuple[float | None, float | None]
+    cells: tuple[float | None, float | None]
+    pairs: tuple[Pair, ...] = ()
+    key: tuple[int, ...] = ()
+    selectivity: float | None = None
+    matched_cells: int = 0
+    ceilings: tuple[str, ...] = field(default_factory=tuple)
+
+
+def score_output(
+    reference: ResultSet | None,
+    candidate: ResultSet | None,
+    settings: OutputSettings = OutputSettings(),  # noqa: B008 - frozen, so sharing is safe
+    *,
+    reference_ordered: bool = False,
+) -> OutputScore:
+    """Score a candidate result against the reference (SPEC 6 and 8).
+
+    ``None`` for a side means that query failed, was refused or timed out. When the reference
+    is None every metric is None and exact match is False (the caller counts ``gold_failed``).
+    """
+    if reference is None:
+        return OutputScore(False, None, None, None, None, candidate_rows=_rows(candidate))
+    ref = encode(reference, settings.float_decimals)
+    if candidate is None:
+        return _finish(_empty_sides(reference, None), ExactMatch(False), reference, None)
+    cand = encode(candidate, settings.float_decimals)
+    crosswalk = Crosswalk(ref, cand)
+    ordered = reference_ordered and settings.ordered_compare
+    exact = exact_match(crosswalk, ordered=ordered, permutation_bound=settings.permutation_bound)
+    if reference.n_rows == 0 or candidate.n_rows == 0:
+        output = _empty_sides(reference, candidate)
+    else:
+        output = _score_both(reference, candidate, crosswalk, settings)
+    return _finish(output, exact, reference, candidate)
+
+
+def _score_both(
+    reference: ResultSet, candidate: ResultSet, crosswalk: Crosswalk, settings: OutputSettings
+) -> _Output:
+    """Both sides returned rows: pair columns, pick a key, pair rows, count cells."""
+    pairs = pair_columns(reference.columns, candidate.columns, crosswalk, settings.tau)
+    columns = column_scores(pairs, candidate.n_columns, reference.n_columns)
+    key = choose_key(pairs, crosswalk.reference)
+    if key is None:
+        return _Output(columns, (0.0, 0.0), pairs)
+    rows = match_rows(pairs, key, crosswalk.reference, crosswalk, settings.shelf_bound)
+    width = len(pairs)
+    cells = (
+        rows.matched_cells / (candidate.n_rows * width),
+        rows.matched_cells / (reference.n_rows * width),
+    )
+    return _Output(
+        columns=columns,
+        cells=cells,
+        pairs=pairs,
+        key=key.reference_columns,
+        selectivity=key.selectivity(reference.n_rows),
+        matched_cells=rows.matched_cells,
+        ceilings=rows.ceilings,
+    )
+
+
+def _empty_sides(reference: ResultSet, candidate: ResultSet | None) -> _Output:
+    """SPEC 6.4 rules when a side failed or returned no rows."""
+    ref_rows = reference.n_rows > 0
+    cand_rows = candidate is not None and candidate.n_rows > 0
+    if ref_rows and not cand_rows:
+        return _Output((None, 0.0), (None, 0.0))
+    if cand_rows and not ref_rows:
+        return _Output((0.0, None), (0.0, None))
+    both_empty = candidate is not None and not ref_rows and not cand_rows
+    return _Output((None, None), (None, None), ceilings=("empty_vs_empty",) if both_empty else ())
+
+
+def _finish(
+    output: _Output, exact: ExactMatch, reference: ResultSet, candidate: ResultSet | None
+) -> OutputScore:
+    """Fold exact match in: the scorer self-test (SPEC 8) and the ceilings."""
+    metrics = (*output.columns, *output.cells)
+    fault = all(m == 1.0 for m in metrics) and not exact.match and not exact.match_ignoring_order
+    partial = exact.match and any(m is not None and m < 1.0 for m in metrics)
+    ceilings = output.ceilings + exact.ceilings
+    ceilings += ("scorer_fault",) if fault else ()
+    ceilings += ("exact_but_partial",) if partial else ()
+    return OutputScore(
+        exact_match=exact.match,
+        columns_precision=output.columns[0],
+        columns_recall=output.columns[1],
+        cells_precision=output.cells[0],
+        cells_recall=output.cells[1],
+        pairs=output.pairs,
+        key=output.key,
+        selectivity=output.selectivity,
+        matched_cells=output.matched_cells,
+        reference_rows=reference.n_rows,
+        candidate_rows=_rows(candidate),
+        ceilings=ceilings,
+        scorer_fault=fault,
+    )
+
+
+def _rows(result: ResultSet | None) -> int | None:
+    return None if result is None else result.n_rows
