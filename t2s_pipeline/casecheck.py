@@ -7,7 +7,7 @@ can tell. Gold queries run through the guarded executor like every other query.
 from __future__ import annotations
 
 import sqlite3
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import closing, contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -47,34 +47,34 @@ def evaluation_guard(domain: Domain, eval_row_cap: int | None = 100_000) -> Guar
 
 
 @contextmanager
-def raw_connection(domain: Domain, case: Case | None = None) -> Iterator[Any]:
+def catalog_connection(target: str, engine: str) -> Iterator[Any]:
     """A read-only connection used only to read the catalogue (never to run case SQL)."""
-    target = domain.database_for(case)
-    if domain.engine == "postgres":
+    if engine == "postgres":
         import psycopg2
 
         conn = psycopg2.connect(target)
         conn.set_session(readonly=True)
-    elif domain.engine == "sqlite":
-        if not Path(target).exists():
-            raise ExecutionError(f"database {target} does not exist")
+    elif not Path(target).exists():
+        raise ExecutionError(f"database {target} does not exist; build it with `t2s demo build`")
+    elif engine == "sqlite":
         conn = sqlite3.connect(f"file:{target}?mode=ro", uri=True)
     else:
         import duckdb
 
-        if not Path(target).exists():
-            raise ExecutionError(
-                f"database {target} does not exist; build it with `t2s demo build`"
-            )
         conn = duckdb.connect(target, read_only=True)
     with closing(conn):
         yield conn
 
 
+def live_schema(target: str, engine: str, schemas: Sequence[str] | None = None) -> Schema:
+    """The live schema of a database (only ``schemas`` when given)."""
+    with catalog_connection(target, engine) as conn:
+        return read_schema(conn, engine, None if schemas is None else list(schemas))
+
+
 def domain_schema(domain: Domain, case: Case | None = None) -> Schema:
     """The live schema of the domain's allowlisted schemas."""
-    with raw_connection(domain, case) as conn:
-        return read_schema(conn, domain.engine, list(domain.allowed_schemas))
+    return live_schema(domain.database_for(case), domain.engine, domain.allowed_schemas)
 
 
 def find_twins(cases: tuple[Case, ...], domain: Domain) -> dict[str, frozenset[str]]:

@@ -151,10 +151,14 @@ def load_domain(folder: Path | str) -> Domain:
         if key not in data:
             raise CaseError(str(path), key, "missing", f"add '{key}:' to the domain file")
     if data["engine"] not in ENGINES:
-        raise CaseError(str(path), "engine", f"unknown engine {data['engine']!r}", f"use one of {ENGINES}")
+        raise CaseError(
+            str(path), "engine", f"unknown engine {data['engine']!r}", f"use one of {ENGINES}"
+        )
     schemas = data["allowed_schemas"]
     if not isinstance(schemas, list) or not schemas:
-        raise CaseError(str(path), "allowed_schemas", "must be a non-empty list", "list schema names")
+        raise CaseError(
+            str(path), "allowed_schemas", "must be a non-empty list", "list schema names"
+        )
     return Domain(
         name=str(data.get("name", folder.name)),
         folder=folder,
@@ -192,8 +196,11 @@ def load_cases(folder: Path | str) -> CaseSet:
         if case.id in seen:
             problems.append(
                 CaseProblem(
-                    str(path), "id", f"duplicate id {case.id!r}, also in {seen[case.id]}",
-                    "give each case a unique id", case.id,
+                    str(path),
+                    "id",
+                    f"duplicate id {case.id!r}, also in {seen[case.id]}",
+                    "give each case a unique id",
+                    case.id,
                 )  # fmt: skip
             )
             continue

@@ -15,7 +15,7 @@ from collections.abc import Sequence
 
 from t2s_pipeline.errors import T2SError
 
-COMMANDS: tuple[str, ...] = ("demo", "cases", "agent", "query", "guardrails", "runs")
+COMMANDS: tuple[str, ...] = ("demo", "cases", "score", "query", "guardrails", "agent", "runs")
 
 
 def build_parser() -> argparse.ArgumentParser:

@@ -22,11 +22,11 @@ import pandas as pd
 from t2s_pipeline.cases import Case, CaseSet
 from t2s_pipeline.config import RunConfig, ScorerSettings
 from t2s_pipeline.errors import SqlAnalysisError
-from t2s_pipeline.execution_records import ExecutedResult, QueryJob
+from t2s_pipeline.execution_records import ExecutedResult, QueryJob, from_outcome
 from t2s_pipeline.results import Column, ResultSet
 from t2s_pipeline.runs import RunSpec
 from t2s_pipeline.scoring.compare import Comparison, compare_runs, load_decision, unaccepted
-from t2s_pipeline.scoring.components import ComponentSets, score_components
+from t2s_pipeline.scoring.components import ComponentScores, ComponentSets, score_components
 from t2s_pipeline.scoring.diagnosis import ItemEvidence, diagnose
 from t2s_pipeline.scoring.output import OutputScore, OutputSettings, score_output
 from t2s_pipeline.scoring.retrieval import score_retrieval
@@ -918,3 +918,88 @@ def describe_item(store: ResultsStore, run_id: str, item_id: str) -> str:
         if name in figures:
             lines.append(f"{name}: {figures[name]}")
     return "\n".join(lines)
+
+
+# --- One pair of queries, as `t2s score` scores it --------------------------------------------------
+
+
+@dataclass(frozen=True)
+class PairScore:
+    """Every family for one gold/candidate pair on one database (SPEC §15)."""
+
+    output: OutputScore
+    components: ComponentScores
+    required_tables: tuple[str, ...]
+    gold: ExecutedResult
+    candidate: ExecutedResult
+    candidate_parse_error: str | None
+
+    def to_json(self) -> dict[str, object]:
+        data = self.output.to_json()
+        data["component"] = self.components.to_json()
+        data["retrieval"] = {"required": list(self.required_tables)}
+        data["gold"] = {
+            "status": self.gold.status,
+            "reason": self.gold.reason,
+            "rows": len(self.gold.rows),
+        }
+        data["candidate"] = {
+            "status": self.candidate.status,
+            "reason": self.candidate.reason,
+            "rows": len(self.candidate.rows),
+            "parse_error": self.candidate_parse_error,
+        }
+        return data
+
+
+def score_pair(
+    target: str,
+    gold_sql: str,
+    candidate_sql: str,
+    dialect: str | None = None,
+    allowed_schemas: Sequence[str] | None = None,
+    settings: ScorerSettings | None = None,
+) -> PairScore:
+    """Run both queries through the guarded executor and score every family.
+
+    ``allowed_schemas`` defaults to every schema of the database (a scoring session, not a
+    serving one); the database is opened read-only either way.
+    """
+    from t2s_pipeline.casecheck import live_schema
+    from t2s_pipeline.execution import Guard, detect_engine, open_executor
+
+    settings = settings or ScorerSettings()
+    engine = detect_engine(target)
+    dialect = dialect or {"postgres": "postgres", "sqlite": "sqlite"}.get(engine, "duckdb")
+    schema = live_schema(target, engine, allowed_schemas)
+    schemas = tuple(allowed_schemas) if allowed_schemas else _schema_names(schema, engine)
+    guard = Guard(
+        allowed_schemas=schemas, dialect=dialect, row_limit=None, eval_row_cap=settings.eval_row_cap
+    )
+    with open_executor(target, guard) as executor:
+        gold = from_outcome("gold", executor.run(gold_sql))
+        candidate = from_outcome("candidate", executor.run(candidate_sql))
+    pair = analyse_pair(gold_sql, candidate_sql, dialect, schema)
+    analysis = ItemAnalysis(
+        item_id="pair",
+        case_id="pair",
+        required_tables=tuple(sorted(pair.gold.required_tables)),
+        gold_columns=pair.gold.output_columns,
+        gold_components=pair.gold.components,
+        gold_ordered=pair.gold.has_order_by,
+        candidate_columns=None if pair.candidate is None else pair.candidate.output_columns,
+        candidate_components=None if pair.candidate is None else pair.candidate.components,
+        candidate_error=pair.candidate_error,
+    )
+    return PairScore(
+        output=score_item_output(analysis, gold, candidate, settings),
+        components=score_components(analysis.gold_components, analysis.candidate_components),
+        required_tables=analysis.required_tables,
+        gold=gold,
+        candidate=candidate,
+        candidate_parse_error=pair.candidate_error,
+    )
+
+
+def _schema_names(schema: Schema, engine: str) -> tuple[str, ...]:
+    return tuple(sorted(schema.tables)) or (("main",) if engine != "postgres" else ("public",))

@@ -45,6 +45,7 @@ def dagster_home() -> Path:
     """``DAGSTER_HOME`` if set, else a project-local instance that ``dagster dev`` can share."""
     home = Path(os.environ.get("DAGSTER_HOME", DEFAULT_HOME)).resolve()
     home.mkdir(parents=True, exist_ok=True)
+    (home / "dagster.yaml").touch()  # the default instance: runs and events stored in this folder
     os.environ["DAGSTER_HOME"] = str(home)
     return home
 
@@ -52,9 +53,10 @@ def dagster_home() -> Path:
 def run_command(args: argparse.Namespace) -> int:
     """Register and materialise one configuration's run; print its summary."""
     from t2s_pipeline.assets.launch import run_config
+    from t2s_pipeline.assets.resources import T2SSettings
 
     home = dagster_home()
-    outcome = run_config(args.config, args.results)
+    outcome = run_config(args.config, T2SSettings(results_path=str(args.results)))
     print(outcome.summary_markdown)
     print(
         f"\nrun {outcome.run_id}: {'succeeded' if outcome.success else 'FAILED'}; "
