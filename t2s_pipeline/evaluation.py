@@ -569,6 +569,22 @@ def open_client(config: RunConfig, case_set: CaseSet) -> Iterator[SutClient]:
             client.close()
 
 
+def isolation(client: SutClient, warn: Callable[[str], None]) -> bool:
+    """Whether the SUT honours exclusions; an unreadable health counts as not isolated.
+
+    A SUT that cannot be asked about its health is still evaluated: each item records its own
+    failure, and nothing proves the case was hidden, so every item counts ``not_isolated``.
+    """
+    from t2s_pipeline.errors import SutError
+
+    try:
+        client.health()
+    except SutError as error:
+        warn(f"{error}; every item counts as not_isolated")
+        return False
+    return client.isolated
+
+
 # --- Scoring a run from its stored stages ---------------------------------------------------------
 
 

@@ -120,8 +120,7 @@ def sut_responses(
     store = settings.store()
     run_items = ev.items_from_frame(store.read("items", spec.run_id))
     with _client(spec, case_set) as client:
-        client.health()
-        isolated = client.isolated
+        isolated = ev.isolation(client, context.log.warning)
         outcomes = asyncio.run(client.ask_all(run_items, spec.run_id, _progress(context, "asked")))
     by_id = {i.item_id: i for i in run_items}
     responses = [ev.outcome_row(o, by_id[o.item_id]) | {"isolated": isolated} for o in outcomes]

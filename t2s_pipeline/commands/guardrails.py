@@ -141,4 +141,5 @@ def render_summary(report: SuiteReport) -> str:
 
 
 def _say(message: str) -> None:
-    print(message, file=sys.stderr, flush=True)
+    sys.stderr.write(message + "\n")  # one write: engines report from parallel threads
+    sys.stderr.flush()

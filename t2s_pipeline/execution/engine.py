@@ -1,0 +1,90 @@
+"""What every engine module provides, and how the engine is picked from a target.
+
+An engine module opens a :class:`Backend` for a target under a guard. ``fetch`` runs one
+statement within the guard's bounds and either returns the rows or raises
+:class:`DatabaseRefusal` (the database layer said no, or the timer fired) or
+:class:`QueryFailed` (an ordinary failure: syntax, a missing column). The executor turns both
+into values; nothing else escapes.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Protocol
+
+DUCKDB = "duckdb"
+POSTGRES = "postgres"
+SQLITE = "sqlite"
+ENGINES: tuple[str, ...] = (DUCKDB, POSTGRES, SQLITE)
+
+_SQLITE_SUFFIXES = (".sqlite", ".sqlite3", ".db")
+_SQLITE_HEADER = b"SQLite format 3\x00"
+
+
+@dataclass(frozen=True)
+class Fetched:
+    """Rows read from the database, at most the fetch cap, and whether more were there."""
+
+    columns: tuple[str, ...]
+    rows: list[tuple[Any, ...]] = field(default_factory=list)
+    truncated: bool = False
+
+
+class DatabaseRefusal(Exception):
+    """The database layer refused the statement (privileges, read-only, limits, timer)."""
+
+    def __init__(self, reason: str, timed_out: bool = False) -> None:
+        super().__init__(reason)
+        self.reason = reason
+        self.timed_out = timed_out
+
+
+class QueryFailed(Exception):
+    """The statement ran and failed for an ordinary reason (not a guard)."""
+
+
+class Backend(Protocol):
+    """One open connection of one engine, hardened or not as the guard's layers say."""
+
+    engine: str
+
+    def fetch(self, sql: str) -> Fetched:
+        """Run one statement within the guard's bounds."""
+        ...
+
+    def close(self) -> None:
+        """Release the connection."""
+        ...
+
+
+def detect_engine(target: str) -> str:
+    """The engine a target names: a PostgreSQL URL, a SQLite file, else a DuckDB file.
+
+    >>> detect_engine("postgresql://u@h/db"), detect_engine("w.sqlite"), detect_engine("w.duckdb")
+    ('postgres', 'sqlite', 'duckdb')
+    """
+    if target.startswith(("postgresql://", "postgres://")):
+        return POSTGRES
+    path = Path(target)
+    if path.suffix.lower() in _SQLITE_SUFFIXES or _has_sqlite_header(path):
+        return SQLITE
+    return DUCKDB
+
+
+def _has_sqlite_header(path: Path) -> bool:
+    try:
+        with path.open("rb") as handle:
+            return handle.read(len(_SQLITE_HEADER)) == _SQLITE_HEADER
+    except OSError:
+        return False
+
+
+def first_line(text: str) -> str:
+    """The first non-empty line of a driver message (drivers append context lines).
+
+    >>> first_line("Catalog Error: no table\\nLINE 1: ...")
+    'Catalog Error: no table'
+    """
+    stripped = text.strip()
+    return stripped.splitlines()[0] if stripped else text

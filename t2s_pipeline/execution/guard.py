@@ -1,0 +1,61 @@
+"""The guard configuration and the refusal value every layer returns.
+
+A :class:`Guard` says what a query may touch (allowlisted schemas), in which SQL dialect the
+statement filter reads it, which access layers are on, and the bounds every query runs under.
+The bounds (``timeout_s``, ``row_limit``, ``eval_row_cap``) are not an access layer: they apply
+whatever ``layers`` says, because an unbounded query is never acceptable.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from t2s_pipeline.errors import ConfigError
+
+FILTER = "filter"
+DATABASE = "database"
+LAYERS: frozenset[str] = frozenset({FILTER, DATABASE})
+
+
+@dataclass(frozen=True)
+class Guard:
+    """What a guarded executor allows and the bounds it enforces.
+
+    >>> Guard(allowed_schemas=("sales",)).layers == LAYERS
+    True
+    """
+
+    allowed_schemas: tuple[str, ...]
+    dialect: str = "duckdb"
+    layers: frozenset[str] = LAYERS
+    timeout_s: float = 30.0
+    row_limit: int | None = None
+    eval_row_cap: int | None = 100_000
+
+    def __post_init__(self) -> None:
+        unknown = set(self.layers) - LAYERS
+        if unknown:
+            raise ConfigError(
+                f"unknown guard layer(s) {sorted(unknown)}: use 'filter' and/or 'database'"
+            )
+        if not self.timeout_s > 0:
+            raise ConfigError(f"timeout_s must be positive, got {self.timeout_s}")
+        for name in ("row_limit", "eval_row_cap"):
+            value = getattr(self, name)
+            if value is not None and value < 1:
+                raise ConfigError(f"{name} must be at least 1 (or None for no bound), got {value}")
+
+    @property
+    def fetch_cap(self) -> int | None:
+        """The most rows ever fetched: the smaller of the serving limit and the evaluation cap."""
+        bounds = [b for b in (self.row_limit, self.eval_row_cap) if b is not None]
+        return min(bounds) if bounds else None
+
+
+@dataclass(frozen=True)
+class Refusal:
+    """Why a layer refused a statement."""
+
+    layer: str
+    reason: str
+    timed_out: bool = False

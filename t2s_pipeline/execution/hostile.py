@@ -1,0 +1,188 @@
+"""The hostile-suite runner: every attack, against each layer alone and the full stack, per engine.
+
+For each engine target and each layer setting (``filter`` alone, ``database`` alone, ``full``)
+every attack runs on a fresh executor, with the target fingerprinted before and after. A cell is:
+
+- ``ok``: an attack was refused or failed harmlessly, or (resource attacks) was cut off by the
+  row bound, all within the time bound; or a control ran;
+- ``leak``: an attack changed the database, ran to completion, or outlived the time bound;
+- ``over-block``: a control was refused or failed;
+- ``n/a``: the attack has no SQL for that engine.
+
+With the filter alone, the connection is unprotected (DuckDB and SQLite opened read-write,
+PostgreSQL as the owner), so only the filter stands in the way; the time and row bounds apply
+in every setting, since they are not an access layer.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Callable, Sequence
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
+
+from t2s_pipeline.execution.executor import open_executor
+from t2s_pipeline.execution.guard import DATABASE, FILTER, LAYERS, Guard
+from t2s_pipeline.execution.hostile_suite import RESOURCE, Attack, load_suite
+from t2s_pipeline.execution.hostile_targets import EngineTarget
+from t2s_pipeline.execution.outcome import QueryOutcome
+
+__all__ = ["Attack", "Cell", "SuiteReport", "load_suite", "run_suite", "judge"]
+
+FULL = "full"
+LAYER_SETTINGS: dict[str, frozenset[str]] = {
+    FILTER: frozenset({FILTER}),
+    DATABASE: frozenset({DATABASE}),
+    FULL: LAYERS,
+}
+OK, LEAK, OVER_BLOCK, NOT_APPLICABLE = "ok", "leak", "over-block", "n/a"
+VERDICTS: tuple[str, ...] = (OK, LEAK, OVER_BLOCK, NOT_APPLICABLE)
+BOUND_SLACK_S = 3.0
+"""How far past the timeout a statement may end and still count as bounded."""
+
+Progress = Callable[[str], None]
+
+
+@dataclass(frozen=True)
+class Cell:
+    """The verdict for one attack on one engine under one layer setting."""
+
+    attack: str
+    category: str
+    engine: str
+    layer: str
+    verdict: str
+    how: str
+    detail: str = ""
+    seconds: float = 0.0
+
+
+@dataclass(frozen=True)
+class SuiteReport:
+    """Every cell of one run of the suite."""
+
+    cells: tuple[Cell, ...]
+
+    @property
+    def failures(self) -> tuple[Cell, ...]:
+        """Leaks and over-blocks."""
+        return tuple(c for c in self.cells if c.verdict in (LEAK, OVER_BLOCK))
+
+    def counts(self) -> Counter[tuple[str, str, str]]:
+        """Cells per (engine, layer, verdict)."""
+        return Counter((c.engine, c.layer, c.verdict) for c in self.cells)
+
+
+def run_suite(
+    attacks: Sequence[Attack],
+    targets: Sequence[EngineTarget],
+    timeout_s: float = 2.0,
+    row_limit: int = 1000,
+    progress: Progress | None = None,
+    parallel: bool = False,
+) -> SuiteReport:
+    """Run every attack on every target under every layer setting.
+
+    With ``parallel``, engines run side by side (one thread each; they share nothing), which
+    mostly overlaps their timeouts.
+    """
+
+    def one_engine(target: EngineTarget) -> list[Cell]:
+        return _run_engine(attacks, target, timeout_s, row_limit, progress)
+
+    if parallel and len(targets) > 1:
+        with ThreadPoolExecutor(max_workers=len(targets)) as pool:
+            per_engine = list(pool.map(one_engine, targets))
+    else:
+        per_engine = [one_engine(target) for target in targets]
+    return SuiteReport(tuple(cell for cells in per_engine for cell in cells))
+
+
+def _run_engine(
+    attacks: Sequence[Attack],
+    target: EngineTarget,
+    timeout_s: float,
+    row_limit: int,
+    progress: Progress | None,
+) -> list[Cell]:
+    cells = []
+    for layer in LAYER_SETTINGS:
+        if progress is not None:
+            progress(f"{target.engine}: {layer} layer")
+        fingerprint = target.fingerprint()
+        for attack in attacks:
+            cell, fingerprint = _run_cell(attack, target, layer, fingerprint, timeout_s, row_limit)
+            cells.append(cell)
+    return cells
+
+
+def _run_cell(
+    attack: Attack,
+    target: EngineTarget,
+    layer: str,
+    before: str,
+    timeout_s: float,
+    row_limit: int,
+) -> tuple[Cell, str]:
+    """One attack on a fresh executor; returns its cell and the target's fingerprint after."""
+    sql = attack.sql_for(target.engine)
+    if sql is None:
+        return Cell(attack.id, attack.category, target.engine, layer, NOT_APPLICABLE, "-"), before
+    guard = Guard(
+        allowed_schemas=target.allowed_schemas,
+        dialect=target.dialect,
+        layers=LAYER_SETTINGS[layer],
+        timeout_s=timeout_s,
+        row_limit=row_limit,
+    )
+    location = target.unguarded if layer == FILTER else target.guarded
+    with open_executor(location, guard) as executor:
+        outcome = executor.run(_fill(sql, target))
+    after = target.fingerprint()
+    changed = after != before
+    if changed:
+        target.reset()
+        after = target.fingerprint()
+    verdict, how = judge(attack, outcome, changed, timeout_s + BOUND_SLACK_S)
+    detail = outcome.reason or outcome.error or ("database changed" if changed else "")
+    cell = Cell(
+        attack.id, attack.category, target.engine, layer, verdict, how, detail, outcome.seconds
+    )
+    return cell, after
+
+
+def _fill(sql: str, target: EngineTarget) -> str:
+    for name, value in target.placeholders.items():
+        sql = sql.replace("{" + name + "}", value)
+    return sql
+
+
+def judge(attack: Attack, outcome: QueryOutcome, changed: bool, bound_s: float) -> tuple[str, str]:
+    """The verdict and a short account of what happened.
+
+    >>> control = Attack("c", "control", {"duckdb": "SELECT 1"}, "allowed", "c.yaml")
+    >>> judge(control, QueryOutcome(True, "filter", "no", ()), False, 5.0)
+    ('over-block', 'refused:filter')
+    """
+    how = describe(outcome)
+    if attack.expect == "allowed":
+        ran = not outcome.refused and outcome.error is None and not changed
+        return (OK if ran else OVER_BLOCK), how
+    if changed or outcome.seconds > bound_s:
+        return LEAK, how
+    if outcome.refused or outcome.error is not None:
+        return OK, how
+    if attack.category == RESOURCE and outcome.truncated:
+        return OK, how
+    return LEAK, how
+
+
+def describe(outcome: QueryOutcome) -> str:
+    """``refused:<layer>``, ``timeout``, ``failed``, ``truncated`` or ``ran``."""
+    if outcome.timed_out:
+        return "timeout"
+    if outcome.refused:
+        return f"refused:{outcome.layer}"
+    if outcome.error is not None:
+        return "failed"
+    return "truncated" if outcome.truncated else "ran"

@@ -1,0 +1,214 @@
+"""Where the hostile suite runs: one scratch database per engine, and how to see any change.
+
+Each target is a throw-away copy the runner may damage: a copy of the DuckDB warehouse (and
+its serving snapshot, built up front), a SQLite copy built from it, or a PostgreSQL database
+loaded with :func:`~t2s_pipeline.demo.postgres.load_postgres` (queries run as its reader role;
+the filter-alone runs use the superuser, so only the filter stands between them and the data).
+A target's fingerprint is a hash of its files (DuckDB, SQLite) or of its catalogue and every
+table's row count (PostgreSQL); any difference after an attack is a leak.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import shutil
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import psycopg2
+from psycopg2 import sql
+
+from t2s_pipeline.demo.postgres import drop_database, load_postgres, with_database
+from t2s_pipeline.demo.schema import ALLOWED_SCHEMAS
+from t2s_pipeline.errors import ExecutionError
+from t2s_pipeline.execution.duckdb_snapshot import serving_snapshot
+from t2s_pipeline.execution.engine import DUCKDB, POSTGRES, SQLITE
+from t2s_pipeline.execution.sqlite_copy import build_sqlite_copy
+
+HOSTILE_DATABASE = "t2s_hostile"
+HOSTILE_ROLE = "t2s_hostile_reader"
+HOSTILE_PASSWORD = "t2s_hostile_reader"
+
+
+@dataclass(frozen=True)
+class EngineTarget:
+    """One engine's scratch database, as the runner needs it."""
+
+    engine: str
+    dialect: str
+    allowed_schemas: tuple[str, ...]
+    guarded: str
+    unguarded: str
+    fingerprint: Callable[[], str]
+    reset: Callable[[], None]
+    placeholders: Mapping[str, str] = field(default_factory=dict)
+    cleanup: Callable[[], None] = lambda: None
+
+
+def duckdb_target(warehouse: Path, workdir: Path) -> EngineTarget:
+    """A copy of the DuckDB warehouse in ``workdir`` (with its serving snapshot built)."""
+    folder = workdir / DUCKDB
+    path = folder / "warehouse.duckdb"
+
+    def reset() -> None:
+        shutil.rmtree(folder, ignore_errors=True)
+        folder.mkdir(parents=True)
+        shutil.copyfile(warehouse, path)
+        serving_snapshot(path, ALLOWED_SCHEMAS)
+
+    reset()
+    return EngineTarget(
+        engine=DUCKDB,
+        dialect=DUCKDB,
+        allowed_schemas=ALLOWED_SCHEMAS,
+        guarded=str(path),
+        unguarded=str(path),
+        fingerprint=lambda: folder_fingerprint(folder),
+        reset=reset,
+        placeholders={"source_db": str(path), "catalog": path.stem, "scratch": str(folder)},
+    )
+
+
+def sqlite_target(warehouse: Path, workdir: Path) -> EngineTarget:
+    """A SQLite copy of the warehouse in ``workdir``; the allowlist is ``main``."""
+    folder = workdir / SQLITE
+    main = folder / "warehouse.sqlite"
+
+    def reset() -> None:
+        shutil.rmtree(folder, ignore_errors=True)
+        folder.mkdir(parents=True)
+        build_sqlite_copy(warehouse, main)
+
+    reset()
+    sensitive = main.with_name(f"{main.stem}.sensitive{main.suffix}")
+    return EngineTarget(
+        engine=SQLITE,
+        dialect=SQLITE,
+        allowed_schemas=("main",),
+        guarded=str(main),
+        unguarded=str(main),
+        fingerprint=lambda: folder_fingerprint(folder),
+        reset=reset,
+        placeholders={"sensitive_db": str(sensitive), "catalog": "main", "scratch": str(folder)},
+    )
+
+
+def postgres_target(
+    warehouse: Path, superuser_url: str, database: str = HOSTILE_DATABASE
+) -> EngineTarget:
+    """The warehouse loaded into its own PostgreSQL database, read through its reader role."""
+    owner_url = with_database(superuser_url, database)
+    fingerprint = PostgresFingerprint(owner_url)
+    readers: list[str] = []
+
+    def reset() -> None:
+        fingerprint.close()
+        readers[:] = [
+            load_postgres(warehouse, superuser_url, database, HOSTILE_ROLE, HOSTILE_PASSWORD)
+        ]
+
+    def cleanup() -> None:
+        fingerprint.close()
+        drop_database(superuser_url, database)
+
+    reset()
+    return EngineTarget(
+        engine=POSTGRES,
+        dialect=POSTGRES,
+        allowed_schemas=ALLOWED_SCHEMAS,
+        guarded=readers[0],
+        unguarded=owner_url,
+        fingerprint=fingerprint,
+        reset=reset,
+        placeholders={"catalog": database},
+        cleanup=cleanup,
+    )
+
+
+def folder_fingerprint(folder: Path) -> str:
+    """SHA-256 over the names and content hashes of every file in ``folder``."""
+    digest = hashlib.sha256()
+    for path in sorted(p for p in folder.rglob("*") if p.is_file()):
+        digest.update(path.name.encode())
+        digest.update(file_hash(path).encode())
+    return digest.hexdigest()
+
+
+_FILE_HASHES: dict[tuple[str, int, int, int], str] = {}
+
+
+def file_hash(path: Path) -> str:
+    """SHA-256 of a file's bytes, re-read only when its inode, size or mtime changed.
+
+    Any write through the file system updates the modification time, so an unchanged
+    ``(inode, size, mtime_ns)`` means unchanged bytes; this keeps a fingerprint per attack cheap.
+    """
+    stat = path.stat()
+    key = (str(path), stat.st_ino, stat.st_size, stat.st_mtime_ns)
+    if key not in _FILE_HASHES:
+        digest = hashlib.sha256()
+        with path.open("rb") as handle:
+            for block in iter(lambda: handle.read(1 << 20), b""):
+                digest.update(block)
+        _FILE_HASHES[key] = digest.hexdigest()
+    return _FILE_HASHES[key]
+
+
+_CATALOGUE_SQL = """
+SELECT n.nspname, c.relname, c.relkind::text
+FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace
+WHERE n.nspname <> 'information_schema' AND n.nspname NOT LIKE 'pg\\_%%'
+UNION ALL
+SELECT n.nspname, p.proname, 'function' FROM pg_proc p JOIN pg_namespace n ON n.oid = p.pronamespace
+WHERE n.nspname <> 'information_schema' AND n.nspname NOT LIKE 'pg\\_%%'
+UNION ALL
+SELECT 'large objects', count(*)::text, 'count' FROM pg_largeobject_metadata
+UNION ALL
+SELECT 'role settings', r.rolname, array_to_string(s.setconfig, ',')
+FROM pg_db_role_setting s JOIN pg_roles r ON r.oid = s.setrole WHERE r.rolname = %s
+ORDER BY 1, 2, 3
+"""
+
+
+class PostgresFingerprint:
+    """SHA-256 over the database's relations, functions, large objects, the reader's settings
+    and every table's row count, read over one owner connection kept open between calls."""
+
+    def __init__(self, owner_url: str) -> None:
+        self.owner_url = owner_url
+        self._conn: Any = None
+
+    def __call__(self) -> str:
+        conn = self._connection()
+        try:
+            with conn.cursor() as cursor:
+                cursor.execute(_CATALOGUE_SQL, (HOSTILE_ROLE,))
+                catalogue = cursor.fetchall()
+                counts = [_row_count(cursor, schema, name) for schema, name, kind in catalogue
+                          if kind == "r"]  # fmt: skip
+        finally:
+            conn.rollback()
+        return hashlib.sha256(repr((catalogue, counts)).encode()).hexdigest()
+
+    def close(self) -> None:
+        """Close the owner connection (it is reopened on the next call)."""
+        if self._conn is not None:
+            with contextlib.suppress(psycopg2.Error):
+                self._conn.close()
+        self._conn = None
+
+    def _connection(self) -> Any:
+        if self._conn is None or self._conn.closed:
+            try:
+                self._conn = psycopg2.connect(self.owner_url, connect_timeout=5)
+            except psycopg2.Error as error:
+                raise ExecutionError(f"cannot fingerprint the hostile database: {error}") from error
+        return self._conn
+
+
+def _row_count(cursor: Any, schema: str, name: str) -> tuple[str, str, int]:
+    cursor.execute(sql.SQL("SELECT count(*) FROM {}").format(sql.Identifier(schema, name)))
+    return schema, name, int(cursor.fetchone()[0])

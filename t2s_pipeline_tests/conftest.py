@@ -1,0 +1,43 @@
+"""Fixtures shared by every test folder: a small demo warehouse and the PostgreSQL server."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import psycopg2
+import pytest
+
+from t2s_pipeline.demo.generate import build_warehouse
+
+DEFAULT_PG_URL = "postgresql://postgres:postgres@localhost:5432/postgres"
+
+
+def superuser_url() -> str:
+    """The PostgreSQL superuser URL: ``$T2S_PG_URL`` or the local default."""
+    return os.environ.get("T2S_PG_URL") or DEFAULT_PG_URL
+
+
+def postgres_unreachable_reason(url: str) -> str | None:
+    """Why the server at ``url`` cannot be used, or None when it answers."""
+    try:
+        psycopg2.connect(url, connect_timeout=3).close()
+    except psycopg2.Error as error:
+        return f"no PostgreSQL server reachable at T2S_PG_URL or {DEFAULT_PG_URL}: {error}".strip()
+    return None
+
+
+@pytest.fixture(scope="session")
+def pg_url() -> str:
+    """A reachable PostgreSQL superuser URL; the test is skipped with the reason otherwise."""
+    url = superuser_url()
+    reason = postgres_unreachable_reason(url)
+    if reason is not None:
+        pytest.skip(reason)
+    return url
+
+
+@pytest.fixture(scope="session")
+def warehouse(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A small demo warehouse (scale 0.05), built once per session. Treat it as read-only."""
+    return build_warehouse(tmp_path_factory.mktemp("warehouse") / "w.duckdb", scale=0.05).path

@@ -1,0 +1,141 @@
+"""Each engine's database layer standing alone, engine detection, and failures to open."""
+
+from __future__ import annotations
+
+import json
+import logging
+from pathlib import Path
+
+import duckdb
+import pytest
+
+from t2s_pipeline.errors import ExecutionError
+from t2s_pipeline.execution import Guard, QueryOutcome, detect_engine, open_executor
+from t2s_pipeline.execution.duckdb_snapshot import serving_snapshot
+from t2s_pipeline.execution.sqlite_copy import build_sqlite_copy
+
+DEMO = ("sales", "finance", "inventory")
+DATABASE_ONLY = frozenset({"database"})
+
+
+def test_detect_engine(tmp_path: Path) -> None:
+    """URLs are PostgreSQL, SQLite by suffix or file header, DuckDB otherwise."""
+    header = tmp_path / "plain.bin"
+    header.write_bytes(b"SQLite format 3\x00" + bytes(100))
+    assert detect_engine("postgres://u@h/d") == "postgres"
+    assert detect_engine(str(tmp_path / "w.db")) == "sqlite"
+    assert detect_engine(str(header)) == "sqlite"
+    assert detect_engine(str(tmp_path / "w.duckdb")) == "duckdb"
+
+
+def test_duckdb_snapshot_holds_only_allowlisted_schemas(warehouse: Path) -> None:
+    """HR, PII, meta and main are simply not in the file the database layer opens."""
+    path = serving_snapshot(warehouse, DEMO)
+    assert path.name.startswith("w.serving-") and path.parent == warehouse.parent
+    con = duckdb.connect(str(path), read_only=True)
+    try:
+        schemas = {
+            row[0] for row in con.execute("SELECT schema_name FROM duckdb_tables()").fetchall()
+        }
+    finally:
+        con.close()
+    assert schemas == set(DEMO)
+    assert serving_snapshot(warehouse, DEMO) == path  # reused, not rebuilt
+    assert serving_snapshot(warehouse, ("sales",)) != path  # another allowlist, another file
+
+
+@pytest.mark.parametrize(
+    "sql",
+    [
+        "SELECT * FROM hr.salaries",
+        "CREATE TEMP TABLE orders AS SELECT 1",
+        "SET enable_external_access = true",
+        "SELECT * FROM read_text('/etc/hostname')",
+        "ATTACH ':memory:' AS m",
+        "SELECT 1; DELETE FROM sales.orders",
+    ],
+)
+def test_duckdb_database_layer_alone(warehouse: Path, sql: str) -> None:
+    """Without the filter, the snapshot, read-only open, locked config and statement check hold."""
+    with open_executor(str(warehouse), Guard(DEMO, layers=DATABASE_ONLY)) as executor:
+        outcome = executor.run(sql)
+    assert outcome.refused or outcome.error is not None
+    assert not outcome.rows
+
+
+@pytest.mark.parametrize(
+    ("sql", "refused"),
+    [
+        ("DELETE FROM orders", True),
+        ("PRAGMA query_only = 0", True),
+        ("SELECT load_extension('x')", True),
+        ("SELECT 1; DELETE FROM orders", True),
+        ("SELECT count(*) FROM orders", False),
+    ],
+)
+def test_sqlite_authorizer_alone(warehouse: Path, tmp_path: Path, sql: str, refused: bool) -> None:
+    """Without the filter, the read-only URI and the authorizer refuse everything but reads."""
+    copy = build_sqlite_copy(warehouse, tmp_path / "w.sqlite")
+    guard = Guard(("main",), dialect="sqlite", layers=DATABASE_ONLY)
+    with open_executor(str(copy.main), guard) as executor:
+        outcome = executor.run(sql)
+    assert outcome.refused is refused
+    assert (outcome.layer == "database") is refused
+
+
+def test_sqlite_attach_of_sensitive_file_is_refused(warehouse: Path, tmp_path: Path) -> None:
+    """The sensitive tables are one ATTACH away; the database layer must not allow it."""
+    copy = build_sqlite_copy(warehouse, tmp_path / "w.sqlite")
+    guard = Guard(("main",), dialect="sqlite", layers=DATABASE_ONLY)
+    with open_executor(str(copy.main), guard) as executor:
+        outcome = executor.run(f"ATTACH DATABASE '{copy.sensitive}' AS hr")
+        after = executor.run("SELECT count(*) FROM hr.hr_salaries")
+    assert outcome.refused and outcome.layer == "database"
+    assert after.error is not None
+
+
+@pytest.mark.parametrize(
+    "target", ["missing.duckdb", "missing.sqlite", "postgresql://nobody:x@127.0.0.1:1/none"]
+)
+def test_unreachable_database_raises_execution_error(tmp_path: Path, target: str) -> None:
+    """Cannot open or reach is an ExecutionError (exit 2), never a refusal or a crash."""
+    location = target if target.startswith("postgresql") else str(tmp_path / target)
+    with pytest.raises(ExecutionError):
+        open_executor(location, Guard(DEMO))
+
+
+def test_refusal_is_logged(warehouse: Path, caplog: pytest.LogCaptureFixture) -> None:
+    """Every refusal is logged on t2s.guard with statement, layer, reason and time."""
+    with (
+        caplog.at_level(logging.WARNING, logger="t2s.guard"),
+        open_executor(str(warehouse), Guard(DEMO)) as executor,
+    ):
+        executor.run("DROP TABLE sales.orders")
+    record = caplog.records[-1]
+    assert record.name == "t2s.guard"
+    assert record.statement == "DROP TABLE sales.orders"  # type: ignore[attr-defined]
+    assert record.layer == "filter"  # type: ignore[attr-defined]
+    assert record.reason and record.seconds >= 0  # type: ignore[attr-defined]
+
+
+def test_outcome_json_is_json_safe(warehouse: Path) -> None:
+    """Decimals, dates and booleans come out as JSON values in the SPEC 15 shape."""
+    with open_executor(str(warehouse), Guard(DEMO)) as executor:
+        outcome = executor.run(
+            "SELECT list_price, is_active, DATE '2025-06-30' AS d FROM sales.items "
+            "ORDER BY item_id LIMIT 1"
+        )
+    payload = json.loads(json.dumps(outcome.to_json()))
+    assert set(payload) == {"refused", "layer", "reason", "columns", "rows", "truncated", "error"}
+    price, active, day = payload["rows"][0]
+    assert isinstance(price, float) and active is True and day == "2025-06-30"
+
+
+def test_bad_sql_is_an_error_not_a_refusal(warehouse: Path) -> None:
+    """A missing column is the query's fault: error is set, refused is not."""
+    with open_executor(str(warehouse), Guard(DEMO)) as executor:
+        outcome = executor.run("SELECT no_such_column FROM sales.orders")
+    assert outcome == QueryOutcome(
+        False, None, None, (), [], False, error=outcome.error, seconds=outcome.seconds
+    )
+    assert outcome.error and "no_such_column" in outcome.error

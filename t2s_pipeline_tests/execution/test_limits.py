@@ -1,0 +1,58 @@
+"""Row bounds: the serving LIMIT and the evaluation cap, and how truncation is reported."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from t2s_pipeline.execution import Guard, open_executor
+from t2s_pipeline.execution.limits import with_row_limit
+from t2s_pipeline.execution.sqlite_copy import build_sqlite_copy
+
+DEMO = ("sales", "finance", "inventory")
+
+
+@pytest.mark.parametrize(
+    ("sql", "expected"),
+    [
+        ("SELECT a FROM t", "SELECT a FROM t LIMIT 11"),
+        ("SELECT a FROM t LIMIT 3", "SELECT a FROM t LIMIT 3"),
+        ("SELECT a FROM t UNION SELECT b FROM u", "SELECT a FROM t UNION SELECT b FROM u LIMIT 11"),
+        ("SELECT 1; SELECT 2", "SELECT 1; SELECT 2"),
+        ("not sql at all (", "not sql at all ("),
+    ],
+)
+def test_with_row_limit(sql: str, expected: str) -> None:
+    """LIMIT n+1 is appended only to a lone top-level query without one; the rest is untouched."""
+    assert with_row_limit(sql, "duckdb", 10) == expected
+
+
+def test_eval_row_cap_reports_truncation(warehouse: Path) -> None:
+    """The evaluation path fetches at most the cap and says the result was cut (a ceiling)."""
+    guard = Guard(allowed_schemas=DEMO, eval_row_cap=20)
+    with open_executor(str(warehouse), guard) as executor:
+        capped = executor.run("SELECT order_id FROM sales.orders ORDER BY order_id")
+        whole = executor.run("SELECT site_id FROM sales.sites")
+    assert len(capped.rows) == 20 and capped.truncated
+    assert len(whole.rows) == 12 and not whole.truncated
+
+
+def test_serving_row_limit_and_exact_fit(warehouse: Path) -> None:
+    """A result of exactly n rows is not truncated; one more row is."""
+    with open_executor(str(warehouse), Guard(allowed_schemas=DEMO, row_limit=12)) as executor:
+        exact = executor.run("SELECT site_id FROM sales.sites")
+    with open_executor(str(warehouse), Guard(allowed_schemas=DEMO, row_limit=11)) as executor:
+        cut = executor.run("SELECT site_id FROM sales.sites ORDER BY site_id")
+    assert (len(exact.rows), exact.truncated) == (12, False)
+    assert (len(cut.rows), cut.truncated) == (11, True)
+    assert cut.rows[-1] == ("S11",)
+
+
+def test_eval_cap_on_sqlite(warehouse: Path, tmp_path: Path) -> None:
+    """The cap is the same on every engine."""
+    copy = build_sqlite_copy(warehouse, tmp_path / "w.sqlite")
+    guard = Guard(allowed_schemas=("main",), dialect="sqlite", eval_row_cap=5)
+    with open_executor(str(copy.main), guard) as executor:
+        outcome = executor.run("SELECT order_id FROM orders")
+    assert len(outcome.rows) == 5 and outcome.truncated

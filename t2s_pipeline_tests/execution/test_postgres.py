@@ -1,0 +1,95 @@
+"""PostgreSQL against the real local server: the loader, the reader role and its checks."""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import Iterator
+from pathlib import Path
+
+import duckdb
+import psycopg2
+import pytest
+
+from t2s_pipeline.demo.postgres import drop_database, load_postgres, with_database
+from t2s_pipeline.demo.schema import TABLES
+from t2s_pipeline.errors import ExecutionError
+from t2s_pipeline.execution import Guard, open_executor
+
+DEMO = ("sales", "finance", "inventory")
+ROLE = "t2s_test_reader"
+
+
+@pytest.fixture(scope="module")
+def loaded(warehouse: Path, pg_url: str) -> Iterator[tuple[str, str]]:
+    """The small warehouse loaded into a throw-away database: (reader URL, owner URL)."""
+    database = f"t2s_test_{uuid.uuid4().hex[:8]}"
+    reader = load_postgres(warehouse, pg_url, database, ROLE, "t2s_test_reader")
+    yield reader, with_database(pg_url, database)
+    drop_database(pg_url, database)
+
+
+def test_every_row_is_copied(loaded: tuple[str, str], warehouse: Path) -> None:
+    """COPY FROM STDIN in chunks must carry every table across, row for row."""
+    source = duckdb.connect(str(warehouse), read_only=True)
+    conn = psycopg2.connect(loaded[1])
+    try:
+        with conn.cursor() as cursor:
+            for table in TABLES:
+                cursor.execute(f"SELECT count(*) FROM {table.qualified}")
+                expected = source.execute(f"SELECT count(*) FROM {table.qualified}").fetchone()
+                assert cursor.fetchone() == expected, table.qualified
+            cursor.execute("SELECT obj_description('sales.orders'::regclass)")
+            assert cursor.fetchone()[0]
+    finally:
+        conn.close()
+        source.close()
+
+
+def test_reader_role_settings(loaded: tuple[str, str]) -> None:
+    """The role itself carries read-only, timeout and work_mem defaults, not just the session."""
+    conn = psycopg2.connect(loaded[0])
+    try:
+        with conn.cursor() as cursor:
+            cursor.execute("SHOW default_transaction_read_only")
+            assert cursor.fetchone() == ("on",)
+            cursor.execute("SHOW work_mem")
+            assert cursor.fetchone() == ("64MB",)
+            cursor.execute("SELECT has_schema_privilege('hr', 'USAGE')")
+            assert cursor.fetchone() == (False,)
+    finally:
+        conn.close()
+
+
+def test_database_layer_refuses_an_owner_connection(loaded: tuple[str, str]) -> None:
+    """The database layer must not silently run as a role that can read HR or write."""
+    with pytest.raises(ExecutionError, match="least-privilege"):
+        open_executor(loaded[1], Guard(DEMO, dialect="postgres"))
+
+
+@pytest.mark.parametrize(
+    "sql",
+    [
+        "SELECT * FROM hr.salaries",
+        "DELETE FROM sales.orders",
+        "SELECT 1; COMMIT; BEGIN READ WRITE; DELETE FROM sales.orders",
+        "SELECT set_config('statement_timeout', '0', false)",
+        "WITH d AS (DELETE FROM sales.orders RETURNING *) SELECT count(*) FROM d",
+    ],
+)
+def test_database_layer_alone_refuses(loaded: tuple[str, str], sql: str) -> None:
+    """Grants, read-only transactions, revoked functions and the cursor stand without the filter."""
+    guard = Guard(DEMO, dialect="postgres", layers=frozenset({"database"}))
+    with open_executor(loaded[0], guard) as executor:
+        outcome = executor.run(sql)
+        after = executor.run("SELECT count(*) FROM sales.orders")
+    assert outcome.refused and outcome.layer == "database"
+    assert after.rows and after.rows[0][0] > 0
+
+
+def test_session_is_reset_between_statements(loaded: tuple[str, str]) -> None:
+    """A setting changed by a smuggled statement must not outlive it."""
+    guard = Guard(DEMO, dialect="postgres", layers=frozenset({"database"}), timeout_s=5)
+    with open_executor(loaded[0], guard) as executor:
+        executor.run("SELECT 1; COMMIT; SET work_mem = '1MB'; SELECT 1")
+        outcome = executor.run("SELECT current_setting('work_mem')")
+    assert outcome.rows == [("64MB",)]
