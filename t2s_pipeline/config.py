@@ -31,24 +31,24 @@ class SutSettings(_Strict):
     url: str | None = None
     file: str | None = None
     isolate: bool = True
-    tables_k: int = Field(4, ge=1)
-    examples_k: int = Field(3, ge=1)
+    tables_k: int = Field(default=4, ge=1)
+    examples_k: int = Field(default=3, ge=1)
 
 
 class ScorerSettings(_Strict):
-    tau: float = Field(0.25, ge=0.0, le=1.0)
-    float_decimals: int = Field(6, ge=0, le=15)
-    shelf_bound: int = Field(512, ge=1)
+    tau: float = Field(default=0.25, ge=0.0, le=1.0)
+    float_decimals: int = Field(default=6, ge=0, le=15)
+    shelf_bound: int = Field(default=512, ge=1)
     ordered_compare: bool = False
-    permutation_bound: int = Field(5040, ge=1)
-    eval_row_cap: int = Field(100_000, ge=1)
-    stored_rows: int = Field(200, ge=0)
+    permutation_bound: int = Field(default=5040, ge=1)
+    eval_row_cap: int = Field(default=100_000, ge=1)
+    stored_rows: int = Field(default=200, ge=0)
 
 
 class ClientSettings(_Strict):
-    concurrency: int = Field(4, ge=1, le=256)
-    timeout_s: float = Field(30.0, gt=0)
-    max_attempts: int = Field(4, ge=1)
+    concurrency: int = Field(default=4, ge=1, le=256)
+    timeout_s: float = Field(default=30.0, gt=0)
+    max_attempts: int = Field(default=4, ge=1)
 
 
 class JudgeSettings(_Strict):
@@ -57,7 +57,7 @@ class JudgeSettings(_Strict):
     base_url: str | None = None
     model: str | None = None
     key_env: str | None = None
-    agreement_floor: float = Field(0.7, ge=0.0, le=1.0)
+    agreement_floor: float = Field(default=0.7, ge=0.0, le=1.0)
 
 
 class RunConfig(_Strict):

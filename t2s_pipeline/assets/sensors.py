@@ -1,6 +1,7 @@
 """Sensors: a new or changed configuration, or a changed gold case set, becomes a new run."""
 
 import json
+import logging
 from pathlib import Path
 
 import dagster as dg
@@ -15,7 +16,7 @@ from t2s_pipeline.runs import RunSpec, register, spec_for
 EVAL_JOB = "eval_job"
 
 
-def _active_configs(folder: Path, log: dg.DagsterLogManager | None) -> dict[Path, RunConfig]:
+def _active_configs(folder: Path, log: logging.Logger | None) -> dict[Path, RunConfig]:
     """Every valid configuration directly in the folder; invalid ones are logged, not fatal."""
     configs: dict[Path, RunConfig] = {}
     for path in sorted(folder.glob("*.yaml")):
