@@ -457,3 +457,5 @@ RUN_ASSETS = [
     run_summary,
 ]
 RUN_CHECKS = [gold_executes, scorer_self_test, ceilings, regression, guardrails]
+# Every check but the hostile suite (which has its own tests): for quick test runs.
+FAST_CHECKS = [gold_executes, scorer_self_test, ceilings, regression]

@@ -11,20 +11,13 @@ import pytest
 
 from t2s_pipeline.agent.app import build_app
 from t2s_pipeline.agent.server import serve_in_thread
-from t2s_pipeline.assets.evaluation import (
-    ceilings,
-    gold_executes,
-    guardrails,
-    regression,
-    scorer_self_test,
-)
+from t2s_pipeline.assets.evaluation import FAST_CHECKS, guardrails, regression
 from t2s_pipeline.assets.launch import run_config
 from t2s_pipeline.cases import load_cases
 from t2s_pipeline.evaluation import compare, summarise_run
 
 from .conftest import Project
 
-FAST_CHECKS = [gold_executes, scorer_self_test, ceilings, regression]
 TABLES = (
     "items",
     "sut_responses",
