@@ -77,16 +77,22 @@ def domain_schema(domain: Domain, case: Case | None = None) -> Schema:
     return live_schema(domain.database_for(case), domain.engine, domain.allowed_schemas)
 
 
+def domain_schemas(cases: Sequence[Case], domain: Domain) -> dict[str | None, Schema]:
+    """The live schema of each database the cases use, read once per database."""
+    first_case: dict[str | None, Case] = {}
+    for case in cases:
+        first_case.setdefault(case.db_id, case)
+    return {db_id: domain_schema(domain, case) for db_id, case in first_case.items()}
+
+
 def find_twins(cases: tuple[Case, ...], domain: Domain) -> dict[str, frozenset[str]]:
     """Map each case id to the ids of its twins (same canonical gold query), itself excluded.
 
     Cases whose gold SQL cannot be canonicalised have no twins.
     """
-    schemas: dict[str | None, Schema] = {}
+    schemas = domain_schemas(cases, domain)
     groups: dict[tuple[str | None, str], set[str]] = {}
     for case in cases:
-        if case.db_id not in schemas:
-            schemas[case.db_id] = domain_schema(domain, case)
         try:
             canonical = canonical_form(case.gold_sql, domain.dialect, schemas[case.db_id])
         except SqlAnalysisError:

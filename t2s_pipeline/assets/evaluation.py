@@ -19,7 +19,7 @@ from t2s_pipeline import evaluation as ev
 from t2s_pipeline.assets.cases import gold_cases
 from t2s_pipeline.assets.partitions import eval_run_partitions
 from t2s_pipeline.assets.resources import T2SSettings
-from t2s_pipeline.casecheck import domain_schema, evaluation_guard, find_twins
+from t2s_pipeline.casecheck import domain_schemas, evaluation_guard, find_twins
 from t2s_pipeline.cases import CaseSet
 from t2s_pipeline.execution_records import execute_jobs, from_frame, to_frame
 from t2s_pipeline.runs import RunSpec
@@ -228,7 +228,7 @@ def sql_analyses(context: dg.AssetExecutionContext, settings: T2SSettings) -> dg
     store = settings.store()
     run_items = ev.items_from_frame(store.read("items", spec.run_id))
     outcomes = ev.outcomes_from_frames(store.read("sut_responses", spec.run_id), pd.DataFrame())
-    schemas = {c.db_id: domain_schema(case_set.domain, c) for c in case_set.cases}
+    schemas = domain_schemas(case_set.cases, case_set.domain)
     analyses, failed = ev.safe_analyse_items(case_set, run_items, outcomes, schemas)
     n = _write(settings, "sql_analyses", spec.run_id, [ev.analysis_row(a) for a in analyses])
     return dg.MaterializeResult(
