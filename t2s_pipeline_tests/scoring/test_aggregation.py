@@ -1,0 +1,101 @@
+"""Honest aggregation, diagnosis rules and run comparison on hand-built item tables."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pandas as pd
+import pytest
+
+from t2s_pipeline.scoring.compare import compare_runs, load_decision, unaccepted
+from t2s_pipeline.scoring.diagnosis import ItemEvidence, diagnose
+from t2s_pipeline.scoring.stats import mean_with_ci, paired_delta
+from t2s_pipeline.scoring.summary import ex_by_band, family_means, robustness
+
+
+def test_undefined_is_left_out_not_zero() -> None:
+    """None and NaN never count as 0 or 1; n says how many values the mean has."""
+    mean = mean_with_ci([1.0, None, float("nan"), 0.0, 1.0])
+    assert mean.n == 3 and mean.mean == pytest.approx(2 / 3)
+    assert mean.ci is not None and 0.0 <= mean.ci[0] <= mean.mean <= mean.ci[1] <= 1.0
+    assert mean_with_ci([None, None]).mean is None and mean_with_ci([None]).n == 0
+
+
+def test_paired_delta_uses_only_items_defined_on_both_sides() -> None:
+    """A comparison is paired: an item undefined in either run is not in the delta."""
+    delta = paired_delta([1.0, 0.5, None, 1.0], [0.0, 0.5, 1.0, None])
+    assert delta.n == 2 and delta.mean == pytest.approx(-0.5)
+
+
+def _evidence(**changes: object) -> ItemEvidence:
+    base = dict(
+        gold_failed=False, scorer_fault=False, exact_match=False, candidate_failed=False,
+        retrieval_recall=1.0, tables_differ=False, filters_differ=False, group_by_differ=False,
+        metric_differ=False, cells_precision=0.5, cells_recall=0.5, reference_rows=4,
+        candidate_rows=4,
+    )  # fmt: skip
+    base.update(changes)
+    return ItemEvidence(**base)  # type: ignore[arg-type]
+
+
+@pytest.mark.parametrize(
+    "changes, category",
+    [
+        ({"gold_failed": True, "exact_match": True}, "harness_bug"),
+        ({"scorer_fault": True}, "harness_bug"),
+        ({"exact_match": True}, "correct"),
+        ({"candidate_failed": True, "retrieval_recall": 0.5}, "no_result"),
+        ({"retrieval_recall": 0.5, "filters_differ": True}, "wrong_table"),
+        ({"tables_differ": True}, "wrong_table"),
+        ({"filters_differ": True, "group_by_differ": True}, "wrong_filter"),
+        ({"group_by_differ": True}, "wrong_grain"),
+        ({"candidate_rows": 8, "cells_precision": 0.25}, "wrong_grain"),
+        ({"cells_precision": 0.4, "cells_recall": 0.5, "candidate_rows": 4}, "wrong_filter"),
+        ({"metric_differ": True}, "wrong_metric"),
+        ({}, "wrong_metric"),
+    ],
+)
+def test_diagnosis_rule_order(changes: dict[str, object], category: str) -> None:
+    """The first rule that holds names the failure, in the order of SPEC §11."""
+    assert diagnose(_evidence(**changes)).category == category
+
+
+def _items(exact: list[bool | None], cells: list[float | None]) -> pd.DataFrame:
+    return pd.DataFrame(
+        {
+            "item_id": [f"c{i // 2}#{i % 2}" for i in range(len(exact))],
+            "case_id": [f"c{i // 2}" for i in range(len(exact))],
+            "difficulty": ["easy" if i < 2 else "hard" for i in range(len(exact))],
+            "exact_match": pd.Series(exact, dtype="boolean"),
+            "cells_recall": pd.Series(cells, dtype="Float64"),
+        }
+    )
+
+
+def test_summary_bands_and_robustness() -> None:
+    """EX per band and the share of cases whose EX is the same for every phrasing."""
+    items = _items([True, True, True, False], [1.0, 1.0, None, 0.5])
+    bands = ex_by_band(items)
+    assert bands["easy"].mean == 1.0 and bands["hard"].mean == 0.5
+    assert robustness(items).mean == 0.5 and robustness(items).n == 2
+    assert family_means(items)["cells"]["recall"].n == 3
+
+
+def test_regressions_listed_and_accepted_only_by_a_decision(tmp_path: Path) -> None:
+    """A lower EX on a shared item is a regression until decisions/<run>.yaml accepts it."""
+    before = _items([True, True, True, False], [1.0, 1.0, 1.0, 0.0])
+    after = _items([True, False, True, True], [1.0, 0.5, 1.0, 1.0])
+    comparison = compare_runs("a", before, "b", after)
+    assert comparison.n_shared == 4
+    assert comparison.exact_regressions() == ["c0#1"]
+    assert {(r.item_id, r.family) for r in comparison.regressions} == {
+        ("c0#1", "exact"),
+        ("c0#1", "cells"),
+    }
+    assert unaccepted(comparison, load_decision(tmp_path, "b")) == ["c0#1"]
+    (tmp_path / "b.yaml").write_text("accepted_by: jane\nreason: reviewed\nitems: [other#0]\n")
+    assert unaccepted(comparison, load_decision(tmp_path, "b")) == ["c0#1"]
+    (tmp_path / "b.yaml").write_text("accepted_by: jane\nreason: reviewed\n")
+    assert unaccepted(comparison, load_decision(tmp_path, "b")) == []
+    (tmp_path / "b.yaml").write_text("reason: nobody signed\n")
+    assert unaccepted(comparison, load_decision(tmp_path, "b")) == ["c0#1"]
