@@ -12,7 +12,7 @@ import datetime as dt
 import json
 from collections import Counter
 from collections.abc import Callable, Iterator, Mapping, Sequence
-from contextlib import contextmanager, suppress
+from contextlib import ExitStack, contextmanager, suppress
 from dataclasses import asdict, dataclass, fields
 from pathlib import Path
 from typing import Any
@@ -543,30 +543,19 @@ def open_client(config: RunConfig, case_set: CaseSet) -> Iterator[SutClient]:
             )
         )
 
-    client: SutClient
-    if config.sut.kind == "replay":
-        assert config.sut.file is not None
-        client = ReplayClient(config.sut.file)
-        try:
-            yield client
-        finally:
-            client.close()
-        return
-    if config.sut.kind == "http":
-        assert config.sut.url is not None
-        client = http(config.sut.url)
-        try:
-            yield client
-        finally:
-            client.close()
-        return
-    agent = AgentSettings(tables_k=config.sut.tables_k, examples_k=config.sut.examples_k)
-    with serve_in_thread(build_app(case_set, settings=agent)) as base_url:
-        client = http(base_url)
-        try:
-            yield client
-        finally:
-            client.close()
+    with ExitStack() as stack:
+        client: SutClient
+        if config.sut.kind == "replay":
+            assert config.sut.file is not None
+            client = ReplayClient(config.sut.file)
+        elif config.sut.kind == "http":
+            assert config.sut.url is not None
+            client = http(config.sut.url)
+        else:
+            agent = AgentSettings(tables_k=config.sut.tables_k, examples_k=config.sut.examples_k)
+            client = http(stack.enter_context(serve_in_thread(build_app(case_set, settings=agent))))
+        stack.callback(client.close)
+        yield client
 
 
 def isolation(client: SutClient, warn: Callable[[str], None]) -> bool:

@@ -10,6 +10,7 @@ from dataclasses import dataclass, field
 
 import pandas as pd
 
+from t2s_pipeline.scoring.components import COMPONENT_NAMES
 from t2s_pipeline.scoring.stats import Mean, mean_with_ci
 
 CEILINGS: tuple[str, ...] = (
@@ -28,16 +29,7 @@ CEILINGS: tuple[str, ...] = (
     "exact_but_partial",
     "permutation_bound",
 )
-COMPONENT_SETS: tuple[str, ...] = (
-    "select",
-    "tables",
-    "joins",
-    "filters",
-    "group_by",
-    "aggregations",
-    "order_by",
-    "limit",
-)
+COMPONENT_SETS = COMPONENT_NAMES
 
 # family -> metric -> column of the per-item frame holding it
 FAMILY_COLUMNS: dict[str, dict[str, str]] = {
