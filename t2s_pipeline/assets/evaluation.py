@@ -355,7 +355,6 @@ def run_summary(context: dg.AssetExecutionContext, settings: T2SSettings) -> dg.
     spec, case_set = _run(context, settings)
     summary = ev.summarise_run(settings.store(), spec.run_id)
     ev.record_run_end(settings.store(), spec, summary)
-    context.log.info("\n" + summary.to_markdown())
     return dg.MaterializeResult(
         metadata={
             **summary.metadata(),
