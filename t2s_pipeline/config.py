@@ -114,6 +114,10 @@ def load_config(path: Path | str) -> RunConfig:
             "Fix: use lower-case letters, digits and dashes"
         )
     _check_sut(path, config.sut)
+    if config.judge.enabled and not config.judge.model:
+        raise ConfigError(
+            f"{path}: field 'judge.model': required when the judge is enabled. Fix: add model:"
+        )
     return config
 
 

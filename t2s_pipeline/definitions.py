@@ -4,12 +4,13 @@ import dagster as dg
 
 from t2s_pipeline.assets.cases import gold_cases
 from t2s_pipeline.assets.evaluation import RUN_ASSETS, RUN_CHECKS, run_comparisons
+from t2s_pipeline.assets.judge import JUDGE_ASSETS
 from t2s_pipeline.assets.resources import T2SSettings
 from t2s_pipeline.assets.sensors import EVAL_JOB, build_sensors
 
 eval_job = dg.define_asset_job(
     EVAL_JOB,
-    selection=dg.AssetSelection.assets(*RUN_ASSETS),
+    selection=dg.AssetSelection.assets(*RUN_ASSETS, *JUDGE_ASSETS),
     # One process, steps in order: the results store has one DuckDB writer at a time.
     executor_def=dg.in_process_executor,
     description="Evaluate one run partition end to end.",
@@ -19,7 +20,7 @@ eval_job = dg.define_asset_job(
 def build_definitions(settings: T2SSettings) -> dg.Definitions:
     """The code location for one set of project paths (tests pass temporary ones)."""
     return dg.Definitions(
-        assets=[gold_cases, *RUN_ASSETS, run_comparisons],
+        assets=[gold_cases, *RUN_ASSETS, *JUDGE_ASSETS, run_comparisons],
         asset_checks=RUN_CHECKS,
         jobs=[eval_job],
         sensors=build_sensors(settings),

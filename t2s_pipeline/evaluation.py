@@ -688,6 +688,8 @@ def joined_items(store: ResultsStore, run_id: str) -> pd.DataFrame:
 
 
 def summarise_run(store: ResultsStore, run_id: str) -> RunSummary:
+    from t2s_pipeline.judge.report import judge_section
+
     data = joined_items(store, run_id)
     counts = (
         ceiling_counts(data.to_dict("records")) if "ceilings_json" in data else count_ceilings({})
@@ -701,6 +703,7 @@ def summarise_run(store: ResultsStore, run_id: str) -> RunSummary:
         ex_by_difficulty=ex_by_band(data) if not data.empty else {},
         diagnoses=diagnosis_histograms(data) if "category" in data else {},
         robustness=robustness(data) if not data.empty else mean_with_ci([]),
+        extra=judge_section(store, run_id),
     )
 
 

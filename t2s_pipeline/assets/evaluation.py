@@ -349,7 +349,13 @@ def diagnoses(context: dg.AssetExecutionContext, settings: T2SSettings) -> dg.Ma
     )
 
 
-@dg.asset(partitions_def=eval_run_partitions, deps=[diagnoses], group_name=GROUP, pool=POOL)
+@dg.asset(
+    partitions_def=eval_run_partitions,
+    # By key: assets/judge.py imports this module.
+    deps=[diagnoses, "judge_calibration"],
+    group_name=GROUP,
+    pool=POOL,
+)
 def run_summary(context: dg.AssetExecutionContext, settings: T2SSettings) -> dg.MaterializeResult:
     """Every family's means with n and 95% CI, EX by band, ceilings, diagnoses, robustness."""
     spec, case_set = _run(context, settings)

@@ -7,6 +7,7 @@ import dagster as dg
 
 from t2s_pipeline.assets.cases import gold_cases
 from t2s_pipeline.assets.evaluation import RUN_ASSETS, RUN_CHECKS, run_comparisons
+from t2s_pipeline.assets.judge import JUDGE_ASSETS
 from t2s_pipeline.assets.partitions import EVAL_RUN
 from t2s_pipeline.assets.resources import T2SSettings
 from t2s_pipeline.config import load_config
@@ -41,7 +42,7 @@ def run_config(
     resources = {"settings": settings}
     dg.materialize([gold_cases], instance=instance, resources=resources, run_config=QUIET)
     result = dg.materialize(
-        [*RUN_ASSETS, *(RUN_CHECKS if checks is None else checks)],
+        [*RUN_ASSETS, *JUDGE_ASSETS, *(RUN_CHECKS if checks is None else checks)],
         partition_key=spec.run_id,
         instance=instance,
         resources=resources,

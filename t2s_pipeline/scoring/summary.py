@@ -115,6 +115,12 @@ class RunSummary:
         for band, histogram in self.diagnoses.items():
             counts = " | ".join(str(histogram.get(c, 0)) for c in categories)
             lines.append(f"| {band} | {counts} |")
+        if "judge" in self.extra:
+            from t2s_pipeline.judge.report import section_markdown
+
+            judge = self.extra["judge"]
+            assert isinstance(judge, Mapping)
+            lines += ["", section_markdown(judge)]
         return "\n".join(lines)
 
 
