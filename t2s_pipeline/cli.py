@@ -15,7 +15,16 @@ from collections.abc import Sequence
 
 from t2s_pipeline.errors import T2SError
 
-COMMANDS: tuple[str, ...] = ("demo", "cases", "score", "query", "guardrails", "agent", "runs")
+COMMANDS: tuple[str, ...] = (
+    "demo",
+    "cases",
+    "score",
+    "query",
+    "guardrails",
+    "agent",
+    "runs",
+    "importer",
+)
 
 
 def build_parser() -> argparse.ArgumentParser:

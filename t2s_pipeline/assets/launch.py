@@ -34,7 +34,8 @@ def run_config(
     from t2s_pipeline import evaluation as ev
 
     config = load_config(config_path)
-    settings = settings.model_copy(update={"cases_dir": config.cases})
+    # A fresh resource: model_copy does not reach the copy Dagster builds for the run.
+    settings = T2SSettings(**{**settings.model_dump(), "cases_dir": config.cases})
     spec = spec_for(config, config_path)
     register(spec, Path(settings.registry_dir))
     instance = instance or dg.DagsterInstance.get()

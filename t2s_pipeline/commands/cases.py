@@ -26,9 +26,10 @@ def print_check_report(report: CheckReport) -> None:
     case_set = report.case_set
     counts = case_set.counts_by_difficulty()
     print(f"domain {case_set.domain.name}: {len(case_set.cases)} valid case(s)")
-    for band in (*DIFFICULTIES, *sorted(set(counts) - set(DIFFICULTIES))):
-        if band in counts or band in DIFFICULTIES:
-            print(f"  {band:<20} {counts.get(band, 0):>4}")
+    # The six demo strata are listed even when empty; an imported benchmark shows its own bands.
+    standard = DIFFICULTIES if set(counts) & set(DIFFICULTIES) else ()
+    for band in (*standard, *sorted(set(counts) - set(DIFFICULTIES))):
+        print(f"  {band:<20} {counts.get(band, 0):>4}")
     phrasings = sum(len(c.questions) for c in case_set.cases)
     print(f"  {'items (phrasings)':<20} {phrasings:>4}")
     print(f"twin groups: {len(report.twins)}")

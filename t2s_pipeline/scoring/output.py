@@ -18,7 +18,7 @@ from typing import Any
 from t2s_pipeline.results import ResultSet
 from t2s_pipeline.scoring.columns import Pair, column_scores, pair_columns
 from t2s_pipeline.scoring.encoding import Crosswalk, encode
-from t2s_pipeline.scoring.exact import ExactMatch, exact_match
+from t2s_pipeline.scoring.exact import PERMUTATION_BOUND, ExactMatch, exact_match
 from t2s_pipeline.scoring.keys import choose_key
 from t2s_pipeline.scoring.rows import match_rows
 
@@ -181,7 +181,13 @@ def _finish(
 ) -> OutputScore:
     """Fold exact match in: the scorer self-test (SPEC 8) and the ceilings."""
     metrics = (*output.columns, *output.cells)
-    fault = all(m == 1.0 for m in metrics) and not exact.match and not exact.match_ignoring_order
+    # Giving up at the permutation bound is a ceiling of exact match, not a fault of the scorer.
+    fault = (
+        all(m == 1.0 for m in metrics)
+        and not exact.match
+        and not exact.match_ignoring_order
+        and PERMUTATION_BOUND not in exact.ceilings
+    )
     partial = exact.match and any(m is not None and m < 1.0 for m in metrics)
     ceilings = output.ceilings + exact.ceilings
     ceilings += ("scorer_fault",) if fault else ()

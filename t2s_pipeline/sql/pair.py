@@ -9,6 +9,7 @@ from t2s_pipeline.sql.analysis import QueryAnalysis, analyse_tree
 from t2s_pipeline.sql.clean import CleaningRules, clean_candidate
 from t2s_pipeline.sql.parse import parse_one_query
 from t2s_pipeline.sql.schema import Schema
+from t2s_pipeline.sql.sqlite_literals import literal_double_quotes
 
 
 @dataclass(frozen=True)
@@ -37,6 +38,16 @@ def analyse_pair(
     >>> pair.candidate is not None and pair.candidate.has_limit
     False
     """
+    if dialect == "sqlite" and schema is not None:
+        # SQLite reads "France" as a string when no column has that name; say so explicitly.
+        columns = frozenset(
+            column.lower()
+            for tables in schema.tables.values()
+            for table in tables.values()
+            for column in table
+        )
+        gold_sql = literal_double_quotes(gold_sql, columns)
+        candidate_sql = literal_double_quotes(candidate_sql, columns)
     gold_tree = parse_one_query(gold_sql, dialect)
     gold = analyse_tree(gold_tree, dialect, schema, gold_sql)
     try:

@@ -99,3 +99,19 @@ def test_regressions_listed_and_accepted_only_by_a_decision(tmp_path: Path) -> N
     assert unaccepted(comparison, load_decision(tmp_path, "b")) == []
     (tmp_path / "b.yaml").write_text("reason: nobody signed\n")
     assert unaccepted(comparison, load_decision(tmp_path, "b")) == ["c0#1"]
+
+
+def test_permutation_bound_is_a_ceiling_not_a_scorer_fault() -> None:
+    """Exact match giving up at the bound must not trip the blocking scorer self-test."""
+    from t2s_pipeline.results import Column, ResultSet
+    from t2s_pipeline.scoring.output import OutputSettings, score_output
+
+    # Both columns hold {1, 2, 3}: only a column permutation shows the results are equal,
+    # while origins pair the columns right, so every output metric reads 1.0.
+    a, b = Column("a", origin="s.t.a"), Column("b", origin="s.t.b")
+    reference = ResultSet((a, b), [(1, 3), (2, 1), (3, 2)])
+    candidate = ResultSet((b, a), [(3, 1), (1, 2), (2, 3)])
+    bounded = score_output(reference, candidate, OutputSettings(permutation_bound=1))
+    assert "permutation_bound" in bounded.ceilings and bounded.cells_recall == 1.0
+    assert not bounded.scorer_fault and "scorer_fault" not in bounded.ceilings
+    assert score_output(reference, candidate).exact_match

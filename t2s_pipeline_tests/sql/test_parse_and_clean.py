@@ -80,3 +80,16 @@ def test_cleaning_leaves_the_candidate_tree_untouched() -> None:
     candidate = parse_one_query("SELECT a FROM t LIMIT 5", "duckdb")
     clean_candidate(candidate, gold)
     assert candidate.sql("duckdb") == "SELECT a FROM t LIMIT 5"
+
+
+def test_sqlite_double_quoted_strings_are_filters_not_columns() -> None:
+    """SQLite reads "France" as a string when no column has that name; so must the analysis."""
+    from t2s_pipeline.sql.pair import analyse_pair
+    from t2s_pipeline.sql.schema import Schema
+
+    schema = Schema({"main": {"singer": {"name": "TEXT", "country": "TEXT"}}}, "sqlite")
+    gold = "SELECT name FROM singer WHERE country = 'France'"
+    pair = analyse_pair(gold, 'SELECT name FROM singer WHERE country = "France"', "sqlite", schema)
+    assert pair.candidate is not None
+    assert pair.candidate.components.filters == pair.gold.components.filters
+    assert not pair.candidate.components.joins
