@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import shutil
 from collections.abc import Iterator
+from pathlib import Path
 from urllib.parse import urlparse
 
 import dagster as dg
@@ -17,7 +19,9 @@ DATABASE = "t2s_dagster_test"
 
 
 @pytest.fixture
-def postgres_instance(pg_url: str, monkeypatch: pytest.MonkeyPatch) -> Iterator[dg.DagsterInstance]:
+def postgres_instance(
+    pg_url: str, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> Iterator[dg.DagsterInstance]:
     """A fresh database for Dagster's storage, reached through deploy/dagster.yaml."""
     admin = psycopg2.connect(pg_url)
     admin.autocommit = True
@@ -29,7 +33,11 @@ def postgres_instance(pg_url: str, monkeypatch: pytest.MonkeyPatch) -> Iterator[
     monkeypatch.setenv("T2S_DAGSTER_PG_USER", url.username or "postgres")
     monkeypatch.setenv("T2S_DAGSTER_PG_PASSWORD", url.password or "")
     monkeypatch.setenv("T2S_DAGSTER_PG_DB", DATABASE)
-    instance = dg.DagsterInstance.from_config(str(REPO / "deploy"))
+    # A copy of deploy/dagster.yaml, so local artifacts land in the test's folder, not the repo.
+    home = tmp_path / "deploy"
+    home.mkdir()
+    shutil.copy(REPO / "deploy" / "dagster.yaml", home / "dagster.yaml")
+    instance = dg.DagsterInstance.from_config(str(home))
     try:
         yield instance
     finally:
