@@ -22,7 +22,7 @@ import pandas as pd
 from t2s_pipeline.cases import Case, CaseSet
 from t2s_pipeline.config import RunConfig, ScorerSettings
 from t2s_pipeline.errors import SqlAnalysisError
-from t2s_pipeline.execution_records import ExecutedResult, QueryJob, from_outcome
+from t2s_pipeline.execution.records import ExecutedResult, QueryJob, from_outcome
 from t2s_pipeline.results import Column, ResultSet
 from t2s_pipeline.runs import RunSpec
 from t2s_pipeline.scoring.compare import Comparison, compare_runs, load_decision, unaccepted
@@ -585,7 +585,7 @@ def score_outputs(
     responses: pd.DataFrame,
 ) -> list[dict[str, object]]:
     """Output family and exact match of every item, with its ceilings."""
-    from t2s_pipeline.execution_records import from_frame
+    from t2s_pipeline.execution.records import from_frame
 
     gold_by_case = from_frame(gold)
     drift = dict(zip(gold["key"], gold["drift"], strict=True)) if not gold.empty else {}

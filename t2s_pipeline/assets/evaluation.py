@@ -21,7 +21,7 @@ from t2s_pipeline.assets.partitions import eval_run_partitions
 from t2s_pipeline.assets.resources import T2SSettings
 from t2s_pipeline.casecheck import domain_schemas, evaluation_guard, find_twins
 from t2s_pipeline.cases import CaseSet
-from t2s_pipeline.execution_records import execute_jobs, from_frame, to_frame
+from t2s_pipeline.execution.records import execute_jobs, from_frame, to_frame
 from t2s_pipeline.runs import RunSpec
 from t2s_pipeline.scoring.summary import COMPONENT_SETS
 from t2s_pipeline.sut.client import SutClient, build_items
