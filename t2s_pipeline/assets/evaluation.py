@@ -9,7 +9,6 @@ ceiling count comes from. All writers share one pool so one DuckDB writer runs a
 import asyncio
 import datetime as dt
 from collections.abc import Iterator
-from contextlib import contextmanager
 from pathlib import Path
 
 import dagster as dg
@@ -24,7 +23,7 @@ from t2s_pipeline.cases import CaseSet
 from t2s_pipeline.execution.records import execute_jobs, from_frame, to_frame
 from t2s_pipeline.runs import RunSpec
 from t2s_pipeline.scoring.summary import COMPONENT_SETS
-from t2s_pipeline.sut.client import SutClient, build_items
+from t2s_pipeline.sut.client import build_items
 
 POOL = "t2s_results_writer"
 GROUP = "run"
@@ -95,12 +94,6 @@ def items(context: dg.AssetExecutionContext, settings: T2SSettings) -> dg.Materi
     )
 
 
-@contextmanager
-def _client(spec: RunSpec, case_set: CaseSet) -> Iterator[SutClient]:
-    with ev.open_client(spec.config, case_set) as client:
-        yield client
-
-
 @dg.multi_asset(
     partitions_def=eval_run_partitions,
     group_name=GROUP,
@@ -119,7 +112,7 @@ def sut_responses(
     spec, case_set = _run(context, settings)
     store = settings.store()
     run_items = ev.items_from_frame(store.read("items", spec.run_id))
-    with _client(spec, case_set) as client:
+    with ev.open_client(spec.config, case_set) as client:
         isolated = ev.isolation(client, context.log.warning)
         outcomes = asyncio.run(client.ask_all(run_items, spec.run_id, _progress(context, "asked")))
     by_id = {i.item_id: i for i in run_items}
