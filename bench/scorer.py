@@ -3,10 +3,12 @@
 For each case: scorer time (``score_output``), time of the plain exact comparison of the same
 pair (normalise every column, build row tuples, compare two ``Counter``s), their ratio, and the
 scorer's peak extra memory (tracemalloc, measured in a separate run so it does not distort the
-times) against the memory held by the two input result sets.
+times) against the memory held by the two input result sets. Times are medians of
+``--repeat`` runs, scorer and floor interleaved. When 1e5 and 1e6 are both measured, the last
+line gives the growth time(1e6)/time(1e5) of the scorer and of the floor.
 
     .venv/bin/python bench/scorer.py                 # all sizes and the adversarial cases
-    .venv/bin/python bench/scorer.py --sizes 1e3,1e4 --no-adversarial
+    .venv/bin/python bench/scorer.py --sizes 1e5,1e6 --no-adversarial --repeat 5
 """
 
 from __future__ import annotations
@@ -15,6 +17,7 @@ import argparse
 import datetime as dt
 import gc
 import pickle
+import statistics
 import time
 import tracemalloc
 from collections import Counter
@@ -172,7 +175,7 @@ def plain_exact(reference: ResultSet, candidate: ResultSet) -> bool:
     return ref == cand
 
 
-def measure(case: Case) -> Measure:
+def measure(case: Case, repeat: int = 3) -> Measure:
     gc.collect()
     tracemalloc.start()
     reference, candidate = case.build()
@@ -182,8 +185,12 @@ def measure(case: Case) -> Measure:
     score_output(reference, candidate)
     peak = tracemalloc.get_traced_memory()[1] - held
     tracemalloc.stop()
-    scorer_s, score = _timed(lambda: score_output(reference, candidate))
-    exact_s, _ = _timed(lambda: plain_exact(reference, candidate))
+    scorer_times, exact_times = [], []
+    for _ in range(repeat):
+        seconds, score = _timed(lambda: score_output(reference, candidate))
+        scorer_times.append(seconds)
+        exact_times.append(_timed(lambda: plain_exact(reference, candidate))[0])
+    scorer_s, exact_s = statistics.median(scorer_times), statistics.median(exact_times)
     return Measure(
         case.name,
         reference.n_rows,
@@ -233,6 +240,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--sizes", default="1e3,1e4,1e5,1e6", help="comma-separated row counts")
     parser.add_argument("--no-adversarial", action="store_true", help="skip adversarial cases")
+    parser.add_argument("--repeat", type=int, default=3, help="timed runs per case (median)")
     args = parser.parse_args()
     sizes = [int(float(s)) for s in args.sizes.split(",") if s]
     header = (
@@ -241,13 +249,22 @@ def main() -> None:
     )
     print(header)
     print("-" * len(header))
+    by_rows: dict[int, Measure] = {}
     for case in cases(sizes, not args.no_adversarial):
-        m = measure(case)
+        m = measure(case, args.repeat)
+        if case.name.startswith("perturbed"):
+            by_rows[m.rows] = m
         print(
             f"{m.name:<24}{m.rows:>9}{m.columns:>5}{m.scorer_s:>10.3f}{m.exact_s:>9.3f}"
             f"{m.scorer_s / m.exact_s:>7.2f}{m.input_mb:>10.1f}{m.peak_mb:>9.1f}"
             f"{m.peak_mb / m.input_mb:>8.2f}  {m.note}",
             flush=True,
+        )
+    small, large = by_rows.get(100_000), by_rows.get(1_000_000)
+    if small and large:
+        print(
+            f"\ngrowth time(1e6)/time(1e5): scorer {large.scorer_s / small.scorer_s:.1f} "
+            f"(target <= 12), exact-comparison floor {large.exact_s / small.exact_s:.1f}"
         )
 
 

@@ -169,35 +169,53 @@ def normalize_column(values: Sequence[Any], float_decimals: int = 6) -> list[Has
     >>> normalize_column([1.0000004, None, float("nan")])
     [1.0, None, None]
     """
+    return normalize_column_typed(values, float_decimals)[0]
+
+
+def normalize_column_typed(
+    values: Sequence[Any], float_decimals: int = 6
+) -> tuple[list[Hashable], set[type]]:
+    """:func:`normalize_column` and the set of Python types of the normalised values.
+
+    >>> values, types = normalize_column_typed([True, None])
+    >>> values, sorted(t.__name__ for t in types)
+    ([<Truth.TRUE: True>, None], ['NoneType', 'Truth'])
+    """
     types = set(map(type, values))
     if types <= _UNCHANGED_TYPES:
-        return list(values)
+        return list(values), types
     if types <= _FLOAT_TYPES:
-        return _normalize_floats(values, float_decimals)
+        floats, has_null = _normalize_floats(values, float_decimals)
+        return floats, {float, type(None)} if has_null else {float}
     if len(types - {type(None)}) == 1 and types - {type(None)} <= set(_EXACT_HANDLERS):
         return _normalize_by_distinct(values, float_decimals)
-    return [normalize_value(v, float_decimals) for v in values]
+    normalized = [normalize_value(v, float_decimals) for v in values]
+    return normalized, set(map(type, normalized))
 
 
-def _normalize_floats(values: Sequence[Any], float_decimals: int) -> list[Hashable]:
-    """Vectorised rounding of a float column; None and NaN become None."""
+def _normalize_floats(values: Sequence[Any], float_decimals: int) -> tuple[list[Hashable], bool]:
+    """Vectorised rounding of a float column; None and NaN become None (and whether any did)."""
     array = np.asarray(values, dtype=np.float64)
     small = np.abs(array) < _INTEGRAL_FLOAT
     rounded = array.copy()
     rounded[small] = np.round(array[small], float_decimals)
     out: list[Hashable] = rounded.tolist()
-    for position in np.flatnonzero(np.isnan(array)).tolist():
+    missing = np.flatnonzero(np.isnan(array)).tolist()
+    for position in missing:
         out[position] = None
-    return out
+    return out, bool(missing)
 
 
-def _normalize_by_distinct(values: Sequence[Any], float_decimals: int) -> list[Hashable]:
+def _normalize_by_distinct(
+    values: Sequence[Any], float_decimals: int
+) -> tuple[list[Hashable], set[type]]:
     """Normalise each distinct value once; safe because the column holds one type plus None."""
     try:
         distinct = {v: normalize_value(v, float_decimals) for v in set(values)}
     except TypeError:  # e.g. signalling Decimal NaN is unhashable
-        return [normalize_value(v, float_decimals) for v in values]
-    return list(map(distinct.__getitem__, values))
+        normalized = [normalize_value(v, float_decimals) for v in values]
+        return normalized, set(map(type, normalized))
+    return list(map(distinct.__getitem__, values)), set(map(type, distinct.values()))
 
 
 def _normalize_float(value: float, float_decimals: int) -> Hashable:

@@ -9,13 +9,13 @@ match all work on these codes, which keeps per-cell Python work to the normalisa
 
 from __future__ import annotations
 
-from collections.abc import Hashable, Sequence
+from collections.abc import Hashable, Sequence, Set
 from dataclasses import dataclass
 
 import numpy as np
 import pandas as pd
 
-from t2s_pipeline.results import ResultSet, Struct, Truth
+from t2s_pipeline.results import ResultSet, Struct, Truth, normalize_column_typed
 
 # Mixed-radix row ids are squeezed back to dense ids before they could overflow int64.
 _ID_LIMIT = 2**62
@@ -33,16 +33,27 @@ _KIND_OF_TYPE: dict[type, str] = {
 
 @dataclass(frozen=True)
 class EncodedColumn:
-    """One normalised column: a code per row and the distinct values the codes index."""
+    """One normalised column: a code per row and the distinct values the codes index.
+
+    ``uniques`` holds Python objects with NULL (``None``) last when present. ``machine`` holds
+    the same non-NULL values as an int64 or float64 array when the column has no other type,
+    so cross-column work can hash machine numbers instead of Python objects.
+    """
 
     codes: np.ndarray
     uniques: np.ndarray
     kinds: frozenset[str]
+    machine: np.ndarray | None = None
 
     @property
     def distinct(self) -> int:
         """Number of distinct normalised values (NULL counts as one value)."""
         return len(self.uniques)
+
+    @property
+    def non_null(self) -> int:
+        """Number of distinct values other than NULL (NULL is always the last unique)."""
+        return len(self.uniques) - ("null" in self.kinds)
 
 
 @dataclass(frozen=True)
@@ -60,43 +71,76 @@ def encode(result: ResultSet, float_decimals: int = 6) -> EncodedSide:
     >>> side.columns[0].codes.tolist(), side.columns[0].distinct
     ([0, 0, 1], 2)
     """
-    columns = tuple(encode_values(values) for values in result.normalized_columns(float_decimals))
+    result.check_width()
+    columns = tuple(
+        encode_values(*normalize_column_typed(result.column_values(i), float_decimals))
+        for i in range(result.n_columns)
+    )
     return EncodedSide(columns, result.n_rows)
 
 
-def encode_values(values: Sequence[Hashable]) -> EncodedColumn:
-    """Factorise one already-normalised column (NULL gets a code like any other value)."""
-    array = _primitive_array(values)
-    if array is None:
+def encode_values(values: Sequence[Hashable], types: Set[type] | None = None) -> EncodedColumn:
+    """Factorise one already-normalised column (NULL gets a code like any other value).
+
+    ``types`` is the set of Python types in ``values`` when the caller knows it already.
+
+    >>> column = encode_values([3, None, 3, 7])
+    >>> column.codes.tolist(), column.uniques.tolist(), column.machine.tolist()
+    ([0, 2, 0, 1], [3, 7, None], [3, 7])
+    """
+    types = set(map(type, values)) if types is None else types
+    machine = _machine_array(values, types)
+    if machine is None:
         array = np.fromiter(values, dtype=object, count=len(values))
-    codes, found = pd.factorize(array)
-    codes = codes.astype(np.int64, copy=False)
-    # Back to Python objects, so values compare across columns exactly as normalised.
-    uniques = np.asarray(found, dtype=object) if array.dtype == object else found.astype(object)
-    nulls = codes < 0
-    if nulls.any():
-        codes[nulls] = len(uniques)
+        codes, found = pd.factorize(array)
+        codes = codes.astype(np.int64, copy=False)
+        uniques = np.asarray(found, dtype=object)
+        found_machine = None
+    else:
+        numbers, nulls = machine
+        if nulls is None:
+            codes, found_machine = pd.factorize(numbers)
+            codes = codes.astype(np.int64, copy=False)
+        else:  # factorise the non-NULL rows; NULL rows take the sentinel below
+            valid = ~nulls
+            some, found_machine = pd.factorize(numbers[valid])
+            codes = np.full(len(numbers), -1, dtype=np.int64)
+            codes[valid] = some
+        # Back to Python objects, so values compare across columns exactly as normalised.
+        uniques = found_machine.astype(object)
+    nulls_at = codes < 0
+    if nulls_at.any():
+        codes[nulls_at] = len(uniques)
         uniques = np.append(uniques, np.array([None], dtype=object))
-    kinds = frozenset(_KIND_OF_TYPE.get(t, "other") for t in set(map(type, uniques)))
-    return EncodedColumn(codes, uniques, kinds)
+    kinds = frozenset(_KIND_OF_TYPE.get(t, "other") for t in types)
+    return EncodedColumn(codes, uniques, kinds, found_machine)
 
 
-def _primitive_array(values: Sequence[Hashable]) -> np.ndarray | None:
-    """A machine-typed copy of an all-int or all-float column (no NULLs), else None.
+def _machine_array(
+    values: Sequence[Hashable], types: Set[type]
+) -> tuple[np.ndarray, np.ndarray | None] | None:
+    """A machine-typed copy of an all-int or all-float column and its NULL mask, else None.
 
     Hashing machine integers and floats is far cheaper and more cache-friendly than hashing
     Python objects, and factorising gives the same codes in the same order either way.
     """
-    types = set(map(type, values))
-    if types == {int}:
-        try:
-            return np.fromiter(values, dtype=np.int64, count=len(values))
-        except OverflowError:  # beyond 64 bits: the object path handles any integer
-            return None
-    if types == {float}:
-        # Adding 0.0 turns -0.0 into 0.0: they are one value (SPEC 6.5).
-        return np.fromiter(values, dtype=np.float64, count=len(values)) + 0.0
-    return None
+    numbers = types - {type(None)}
+    if numbers not in ({int}, {float}) or not values:
+        return None
+    dtype = np.int64 if numbers == {int} else np.float64
+    try:
+        if type(None) not in types:
+            array = np.fromiter(values, dtype=dtype, count=len(values))
+            nulls = None
+        else:
+            objects = np.fromiter(values, dtype=object, count=len(values))
+            nulls = pd.isna(objects)
+            objects[nulls] = 0
+            array = objects.astype(dtype)
+    except OverflowError:  # beyond 64 bits: the object path handles any integer
+        return None
+    # Adding 0.0 turns -0.0 into 0.0: they are one value (SPEC 6.5).
+    return (array + 0.0 if dtype is np.float64 else array), nulls
 
 
 def kinds_may_overlap(left: frozenset[str], right: frozenset[str]) -> bool:
@@ -115,14 +159,14 @@ class Crosswalk:
         self.reference = reference
         self.candidate = candidate
         columns = reference.columns + candidate.columns
-        everything = np.concatenate([c.uniques for c in columns]) if columns else np.zeros(0)
-        ids = pd.factorize(everything)[0].astype(np.int64, copy=False)
-        # Only NULL can take the sentinel; it gets its own id after the others.
-        ids[ids < 0] = ids.max(initial=-1) + 1
-        bounds = np.cumsum([0] + [c.distinct for c in columns])
-        self._ids = [ids[a:b] for a, b in zip(bounds[:-1], bounds[1:], strict=True)]
-        self._scratch = np.full(int(ids.max(initial=-1)) + 1, -1, dtype=np.int64)
+        self._ids = global_ids(columns)
+        top = max((int(ids.max()) for ids in self._ids if len(ids)), default=-1)
+        self._scratch = np.full(top + 1, -1, dtype=np.int64)
         self._tables: dict[tuple[int, int], np.ndarray] = {}
+
+    def value_ids(self, side: int, index: int) -> np.ndarray:
+        """Global ids of the distinct values of a column (side 0: reference, 1: candidate)."""
+        return self._ids[index + side * len(self.reference.columns)]
 
     def overlap(self, candidate: int, reference: int) -> int:
         """Size of the intersection of the two columns' distinct value sets."""
@@ -144,15 +188,82 @@ class Crosswalk:
         return found
 
     def _translate(self, candidate: int, reference: int) -> np.ndarray:
-        ref_ids = self._ids[reference]
+        ref_ids = self.value_ids(0, reference)
         self._scratch[ref_ids] = np.arange(len(ref_ids))
-        found = self._scratch[self._ids[len(self.reference.columns) + candidate]]
+        found = self._scratch[self.value_ids(1, candidate)]
         self._scratch[ref_ids] = -1
         return found
 
     def candidate_codes(self, candidate: int, reference: int) -> np.ndarray:
         """The candidate column's rows expressed in the reference column's codes (-1: absent)."""
         return self.table(candidate, reference)[self.candidate.columns[candidate].codes]
+
+
+def global_ids(columns: Sequence[EncodedColumn]) -> list[np.ndarray]:
+    """For each column, one id per distinct value, equal across columns exactly for equal values.
+
+    Values of different kinds never compare equal (SPEC 6.5 normalisation makes the kinds
+    disjoint), so each kind is numbered on its own: numbers as machine int64/float64 arrays
+    when every number column has one, text and the rest as Python objects. A column mixing
+    kinds, or holding values of a foreign type, sends everything through one object numbering.
+
+    >>> a, b = encode_values([1, 2, None]), encode_values([2.0, 3.5])
+    >>> [ids.tolist() for ids in global_ids([a, b, encode_values(["2"])])]
+    [[0, 1, 4], [1, 2], [3]]
+    """
+    groups: dict[str, list[int]] = {}
+    for position, column in enumerate(columns):
+        kinds = column.kinds - {"null"}
+        if len(kinds) > 1 or "other" in kinds:
+            return _object_ids(columns)
+        for kind in kinds:
+            groups.setdefault(kind, []).append(position)
+    ids = [np.empty(c.distinct, dtype=np.int64) for c in columns]
+    offset = 0
+    for kind in sorted(groups):
+        members = [columns[p] for p in groups[kind]]
+        numbered = _number_group(members) if kind == "number" else None
+        if numbered is None:
+            values = np.concatenate([c.uniques[: c.non_null] for c in members])
+            numbered = pd.factorize(values)[0].astype(np.int64, copy=False)
+        bounds = np.cumsum([0] + [c.non_null for c in members])
+        for position, start, stop in zip(groups[kind], bounds[:-1], bounds[1:], strict=True):
+            ids[position][: stop - start] = numbered[start:stop] + offset
+        offset += int(numbered.max(initial=-1)) + 1
+    for position, column in enumerate(columns):
+        if "null" in column.kinds:
+            ids[position][-1] = offset  # NULL: one id of its own, shared by every column
+    return ids
+
+
+# Integers up to 2**53 in magnitude are exactly representable as float64.
+_EXACT_FLOAT_INT = 2**53
+
+
+def _number_group(members: Sequence[EncodedColumn]) -> np.ndarray | None:
+    """Codes of the number columns' non-NULL values from their machine arrays, else None."""
+    arrays = [c.machine for c in members]
+    if any(a is None for a in arrays):
+        return None
+    machine = [a for a in arrays if a is not None]
+    if len({a.dtype.kind for a in machine}) > 1:
+        ints = [a for a in machine if a.dtype.kind == "i"]
+        if any(
+            len(a) and (a.min() < -_EXACT_FLOAT_INT or a.max() > _EXACT_FLOAT_INT) for a in ints
+        ):
+            return None  # an integer float64 cannot hold exactly: compare as Python objects
+        machine = [a.astype(np.float64) for a in machine]
+    return pd.factorize(np.concatenate(machine))[0].astype(np.int64, copy=False)
+
+
+def _object_ids(columns: Sequence[EncodedColumn]) -> list[np.ndarray]:
+    """One numbering of every column's distinct values as Python objects (the general path)."""
+    everything = np.concatenate([c.uniques for c in columns]) if columns else np.zeros(0, object)
+    ids = pd.factorize(everything)[0].astype(np.int64, copy=False)
+    # Only NULL can take the sentinel; it gets its own id after the others.
+    ids[ids < 0] = ids.max(initial=-1) + 1
+    bounds = np.cumsum([0] + [c.distinct for c in columns])
+    return [ids[a:b] for a, b in zip(bounds[:-1], bounds[1:], strict=True)]
 
 
 def row_ids(columns: Sequence[np.ndarray], radices: Sequence[int]) -> np.ndarray:

@@ -47,8 +47,8 @@ def exact_match(
     reference, candidate = crosswalk.reference, crosswalk.candidate
     if len(reference.columns) != len(candidate.columns) or reference.n_rows != candidate.n_rows:
         return ExactMatch(False)
-    ref_sig = [_signature(c) for c in reference.columns]
-    cand_sig = [_signature(c) for c in candidate.columns]
+    ref_sig = [_signature(c, crosswalk.value_ids(0, i)) for i, c in enumerate(reference.columns)]
+    cand_sig = [_signature(c, crosswalk.value_ids(1, i)) for i, c in enumerate(candidate.columns)]
     if sorted(ref_sig) != sorted(cand_sig):
         return ExactMatch(False)
     options = [[r for r, sig in enumerate(ref_sig) if sig == s] for s in cand_sig]
@@ -122,15 +122,18 @@ class _Search:
         return (dense, size) if same else (None, size)
 
 
-def _signature(column: EncodedColumn) -> tuple[int, int]:
-    """Distinct count and a 64-bit hash of the value multiset (equal multisets, equal hash)."""
-    hashes = np.fromiter(map(hash, column.uniques), dtype=np.int64, count=column.distinct)
+def _signature(column: EncodedColumn, value_ids: np.ndarray) -> tuple[int, int]:
+    """Distinct count and a 64-bit hash of the value multiset (equal multisets, equal hash).
+
+    ``value_ids`` are the crosswalk's global ids of the column's distinct values: equal values
+    share an id on both sides, so they stand in for the values' hashes.
+    """
     counts = np.bincount(column.codes, minlength=column.distinct).astype(np.uint64)
-    return column.distinct, int((_mix(hashes.view(np.uint64)) * counts).sum())
+    return column.distinct, int((_mix(value_ids.astype(np.uint64) + np.uint64(1)) * counts).sum())
 
 
 def _mix(values: np.ndarray) -> np.ndarray:
-    """splitmix64 finaliser: spreads Python's small-integer hashes over 64 bits."""
+    """splitmix64 finaliser: spreads small integer ids over 64 bits."""
     z = values ^ (values >> np.uint64(30))
     z = z * np.uint64(0xBF58476D1CE4E5B9)
     z = z ^ (z >> np.uint64(27))
