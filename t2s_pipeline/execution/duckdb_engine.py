@@ -74,7 +74,7 @@ class DuckDBBackend:
             cursor.close()
 
     def _run(self, cursor: duckdb.DuckDBPyConnection, sql: str) -> Fetched:
-        statement: Any = _single_select(cursor, sql) if self.hardened else sql
+        statement: Any = _single_select(self._con, sql) if self.hardened else sql
         cursor.execute(statement)
         columns = tuple(str(d[0]) for d in cursor.description or ())
         rows, truncated = fetch_capped(cursor.fetchmany, cursor.fetchall, self.guard.fetch_cap)
@@ -95,10 +95,10 @@ def _connect(path: Path, hardened: bool) -> duckdb.DuckDBPyConnection:
         raise ExecutionError(f"cannot open DuckDB database {path}: {error}") from error
 
 
-def _single_select(cursor: duckdb.DuckDBPyConnection, sql: str) -> Any:
+def _single_select(connection: duckdb.DuckDBPyConnection, sql: str) -> Any:
     """DuckDB's own reading of the text: exactly one statement, of type SELECT."""
     try:
-        statements = cursor.extract_statements(sql)
+        statements = connection.extract_statements(sql)
     except duckdb.Error as error:
         raise QueryFailed(first_line(str(error))) from error
     if len(statements) != 1:

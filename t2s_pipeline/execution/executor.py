@@ -9,6 +9,9 @@ from __future__ import annotations
 
 import logging
 import time
+from collections import deque
+from collections.abc import Iterable, Iterator
+from concurrent.futures import Future, ThreadPoolExecutor
 from types import TracebackType
 
 from t2s_pipeline.execution.duckdb_engine import DuckDBBackend
@@ -20,7 +23,7 @@ from t2s_pipeline.execution.engine import (
     QueryFailed,
     detect_engine,
 )
-from t2s_pipeline.execution.guard import DATABASE, FILTER, Guard
+from t2s_pipeline.execution.guard import DATABASE, FILTER, Guard, Refusal
 from t2s_pipeline.execution.limits import with_row_limit
 from t2s_pipeline.execution.outcome import QueryOutcome
 from t2s_pipeline.execution.postgres_engine import PostgresBackend
@@ -71,10 +74,37 @@ class GuardedExecutor:
     def run(self, sql: str) -> QueryOutcome:
         """Run one statement through the enabled layers and the bounds; never raises for it."""
         started = time.perf_counter()
-        if FILTER in self.guard.layers:
-            refusal = check_statement(sql, self.guard)
-            if refusal is not None:
-                return self._refused(sql, FILTER, refusal.reason, started)
+        verdict = check_statement(sql, self.guard) if FILTER in self.guard.layers else None
+        return self._execute(sql, verdict, started)
+
+    def run_all(self, statements: Iterable[str]) -> Iterator[QueryOutcome]:
+        """Run statements in order, each exactly as :meth:`run` would; yields their outcomes.
+
+        With the filter on, the filter reads the next statement on a helper thread while the
+        database runs the current one: every engine releases the GIL while a statement runs,
+        so the filter's parse leaves the critical path. No statement reaches the database
+        before its own verdict; only one statement's check overlaps an earlier one's run.
+        """
+        if FILTER not in self.guard.layers:
+            yield from map(self.run, statements)
+            return
+        with ThreadPoolExecutor(max_workers=1, thread_name_prefix="t2s-filter") as pool:
+            ahead: deque[tuple[str, Future[Refusal | None]]] = deque()
+            for sql in statements:
+                ahead.append((sql, pool.submit(check_statement, sql, self.guard)))
+                if len(ahead) > 1:
+                    yield self._after_verdict(*ahead.popleft())
+            while ahead:
+                yield self._after_verdict(*ahead.popleft())
+
+    def _after_verdict(self, sql: str, verdict: Future[Refusal | None]) -> QueryOutcome:
+        started = time.perf_counter()
+        return self._execute(sql, verdict.result(), started)
+
+    def _execute(self, sql: str, verdict: Refusal | None, started: float) -> QueryOutcome:
+        """The database layer and the bounds, once the filter (if on) has let ``sql`` through."""
+        if verdict is not None:
+            return self._refused(sql, FILTER, verdict.reason, started)
         statement = sql
         if self.guard.row_limit is not None:
             statement = with_row_limit(sql, self.guard.dialect, self.guard.row_limit)

@@ -87,9 +87,9 @@ def execute_jobs(
     done = len(results)
     for target, group in by_target.items():
         with open_executor(target, guard) as executor:
-            for job in group:
-                assert job.sql is not None
-                results[job.key] = from_outcome(job.key, executor.run(job.sql))
+            outcomes = executor.run_all(str(job.sql) for job in group)
+            for job, outcome in zip(group, outcomes, strict=True):
+                results[job.key] = from_outcome(job.key, outcome)
                 done += 1
                 if progress is not None:
                     progress(done, len(jobs))

@@ -20,7 +20,7 @@ import functools
 
 import sqlglot
 from sqlglot import exp
-from sqlglot.optimizer.normalize_identifiers import normalize_identifiers
+from sqlglot.dialects.dialect import Dialect
 
 from t2s_pipeline.execution.engine import first_line
 from t2s_pipeline.execution.guard import FILTER, Guard, Refusal
@@ -75,12 +75,22 @@ def _check(sql: str, dialect: str, allowed_schemas: tuple[str, ...]) -> Refusal 
     statements, problem = _parse(sql, dialect)
     if problem is not None:
         return _refuse(problem)
-    tree = normalize_identifiers(statements[0], dialect=dialect)
-    for check in (_check_kind, _check_functions):
-        refusal = check(tree)
+    tree = statements[0]
+    if not isinstance(tree, _QUERY_ROOTS):
+        return _refuse(f"only read-only queries are allowed, not {tree.key.upper()}")
+    names = _names(dialect, allowed_schemas)
+    # One walk checks every node; the first refusal in breadth-first order is the answer.
+    for node in tree.walk():
+        refusal: Refusal | None = None
+        if isinstance(node, _WRITE_NODES):
+            refusal = _refuse(f"{node.key.upper()} is not allowed inside a query")
+        elif isinstance(node, exp.Func):
+            refusal = _check_function(node)
+        elif isinstance(node, exp.Table):
+            refusal = _check_table(node, names)
         if refusal is not None:
             return refusal
-    return _check_tables(tree, dialect, allowed_schemas)
+    return None
 
 
 def _parse(sql: str, dialect: str) -> tuple[list[exp.Expr], str | None]:
@@ -98,26 +108,14 @@ def _is_empty(statement: exp.Expr) -> bool:
     return isinstance(statement, exp.Semicolon) and not statement.args
 
 
-def _check_kind(tree: exp.Expr) -> Refusal | None:
-    if not isinstance(tree, _QUERY_ROOTS):
-        return _refuse(f"only read-only queries are allowed, not {tree.key.upper()}")
-    for node in tree.walk():
-        if isinstance(node, _WRITE_NODES):
-            return _refuse(f"{node.key.upper()} is not allowed inside a query")
-    return None
-
-
-def _check_functions(tree: exp.Expr) -> Refusal | None:
-    for node in tree.find_all(exp.Func):
-        names = function_names(node)
-        denied = sorted(name for name in names if is_denied_function(name))
-        if denied:
-            return _refuse(f"function {denied[0]} is denylisted")
-        if isinstance(node.parent, _TABLE_FUNCTION_PARENTS) and not names & TABLE_FUNCTIONS:
-            shown = min(names)
-            return _refuse(
-                f"table function {shown} is not on the allowlist {sorted(TABLE_FUNCTIONS)}"
-            )
+def _check_function(node: exp.Func) -> Refusal | None:
+    names = function_names(node)
+    denied = sorted(name for name in names if is_denied_function(name))
+    if denied:
+        return _refuse(f"function {denied[0]} is denylisted")
+    if isinstance(node.parent, _TABLE_FUNCTION_PARENTS) and not names & TABLE_FUNCTIONS:
+        shown = min(names)
+        return _refuse(f"table function {shown} is not on the allowlist {sorted(TABLE_FUNCTIONS)}")
     return None
 
 
@@ -133,28 +131,42 @@ def function_names(node: exp.Func) -> set[str]:
     return {name.lower() for name in node.sql_names()} | {node.key.lower()}
 
 
-def _check_tables(tree: exp.Expr, dialect: str, allowed_schemas: tuple[str, ...]) -> Refusal | None:
-    allowed = fold_schema_names(allowed_schemas, dialect)
-    for table in tree.find_all(exp.Table):
-        if not isinstance(table.this, exp.Identifier):
-            if isinstance(table.this, exp.Func):
-                continue  # a table function: judged by _check_functions
-            return _refuse(f"unsupported table reference {table.sql(dialect=dialect)}")
-        if not table.db and not table.catalog and table.name in visible_cte_names(table):
-            continue
-        refusal = _check_table(table, dialect, allowed)
-        if refusal is not None:
-            return refusal
-    return None
+class _Names:
+    """Identifier folding by the dialect's rules (quoted names too), and the allowlist folded."""
+
+    def __init__(self, dialect: str, allowed: frozenset[str]) -> None:
+        self.dialect = dialect
+        self.engine = Dialect.get_or_raise(dialect)
+        self.allowed = allowed
+
+    def fold(self, identifier: exp.Expr | None) -> str:
+        """The name as the database resolves it (``""`` when absent)."""
+        if not isinstance(identifier, exp.Identifier):
+            return identifier.name if identifier is not None else ""
+        return self.engine.normalize_identifier(identifier.copy()).name
 
 
-def _check_table(table: exp.Table, dialect: str, allowed: frozenset[str]) -> Refusal | None:
-    schema = table.db or _unqualified_schema(table.name, dialect)
-    name = f"{schema}.{table.name}"
-    if dialect == "duckdb" and any(mark in table.name for mark in "/\\:."):
-        return _refuse(f"table name {table.name!r} reads a file")
-    if schema not in allowed:
-        return _refuse(f"table {name} is outside the allowlisted schemas {sorted(allowed)}")
+@functools.lru_cache(maxsize=64)
+def _names(dialect: str, allowed_schemas: tuple[str, ...]) -> _Names:
+    return _Names(dialect, fold_schema_names(allowed_schemas, dialect))
+
+
+def _check_table(table: exp.Table, names: _Names) -> Refusal | None:
+    if not isinstance(table.this, exp.Identifier):
+        if isinstance(table.this, exp.Func):
+            return None  # a table function: judged as a function
+        return _refuse(f"unsupported table reference {table.sql(dialect=names.dialect)}")
+    name = names.fold(table.this)
+    schema = names.fold(table.args.get("db"))
+    if not schema and not table.args.get("catalog") and name in visible_cte_names(table, names):
+        return None
+    schema = schema or _unqualified_schema(name, names.dialect)
+    if names.dialect == "duckdb" and any(mark in name for mark in "/\\:."):
+        return _refuse(f"table name {name!r} reads a file")
+    if schema not in names.allowed:
+        return _refuse(
+            f"table {schema}.{name} is outside the allowlisted schemas {sorted(names.allowed)}"
+        )
     return None
 
 
@@ -165,33 +177,42 @@ def _unqualified_schema(name: str, dialect: str) -> str:
     return default_schema(dialect)
 
 
-def visible_cte_names(table: exp.Table) -> set[str]:
+def visible_cte_names(table: exp.Table, names: _Names | None = None) -> set[str]:
     """CTE names visible where ``table`` is used (lexical scope, earlier siblings only).
+
+    With ``names``, the CTE names are folded by the dialect's rules.
 
     >>> tree = sqlglot.parse_one("WITH a AS (SELECT 1) SELECT * FROM a")
     >>> sorted(visible_cte_names(tree.find(exp.Table)))
     ['a']
     """
-    visible: set[str] = set()
+    visible: list[exp.CTE] = []
     child: exp.Expr = table
     node = table.parent
     while node is not None:
         if isinstance(node, exp.With):
-            visible |= _names_seen_from(node, child)
+            visible += _ctes_seen_from(node, child)
         else:
             with_ = node.args.get("with_")
             if isinstance(with_, exp.With) and with_ is not child:
-                visible |= {cte.alias_or_name for cte in with_.expressions}
+                visible += with_.expressions
         child, node = node, node.parent
-    return visible
+    if names is None:
+        return {cte.alias_or_name for cte in visible}
+    return {names.fold(_alias_identifier(cte)) for cte in visible}
 
 
-def _names_seen_from(with_: exp.With, cte: exp.Expr) -> set[str]:
-    names = [c.alias_or_name for c in with_.expressions]
+def _alias_identifier(cte: exp.CTE) -> exp.Expr | None:
+    alias = cte.args.get("alias")
+    return alias.this if isinstance(alias, exp.TableAlias) else alias
+
+
+def _ctes_seen_from(with_: exp.With, cte: exp.Expr) -> list[exp.CTE]:
+    ctes = list(with_.expressions)
     if with_.args.get("recursive"):
-        return set(names)
-    position = next((i for i, c in enumerate(with_.expressions) if c is cte), len(names))
-    return set(names[:position])
+        return ctes
+    position = next((i for i, c in enumerate(ctes) if c is cte), len(ctes))
+    return ctes[:position]
 
 
 def _refuse(reason: str) -> Refusal:

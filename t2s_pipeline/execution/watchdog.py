@@ -4,6 +4,11 @@ DuckDB (``interrupt()``) and PostgreSQL (``cancel()``, besides ``statement_timeo
 stopped from another thread. One watchdog thread serves a connection for its whole life, so
 arming it per statement costs a lock, not a thread start; it records whether it fired so a
 failure can be told apart from a timeout.
+
+Arming does not wake the thread unless the new deadline comes before the thread's next planned
+wake-up: with one timeout per connection, each deadline is later than the last, so the thread
+wakes at the old deadline, sees the new one and sleeps on. A wake-up per statement would cost
+more than a short query (the two threads trading the GIL while the statement runs).
 """
 
 from __future__ import annotations
@@ -27,6 +32,7 @@ class Watchdog:
     def __init__(self) -> None:
         self._lock = threading.Condition()
         self._deadline: float | None = None
+        self._wake_at: float | None = None  # when the thread will next look (None: on notify)
         self._cancel: Callable[[], None] = lambda: None
         self._fired = False
         self._closed = False
@@ -45,7 +51,8 @@ class Watchdog:
             self._deadline = time.monotonic() + seconds
             self._cancel = cancel
             self._fired = False
-            self._lock.notify()
+            if self._wake_at is None or self._deadline < self._wake_at:
+                self._lock.notify()
         try:
             yield self
         finally:
@@ -63,8 +70,10 @@ class Watchdog:
         with self._lock:
             while not self._closed:
                 if self._deadline is None:
+                    self._wake_at = None
                     self._lock.wait()
                     continue
+                self._wake_at = self._deadline
                 remaining = self._deadline - time.monotonic()
                 if remaining > 0:
                     self._lock.wait(remaining)

@@ -1,0 +1,113 @@
+"""Batches through ``GuardedExecutor.run_all``: same outcomes as one by one, verdicts first."""
+
+from __future__ import annotations
+
+import hashlib
+import logging
+import shutil
+import threading
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from t2s_pipeline.demo.schema import ALLOWED_SCHEMAS
+from t2s_pipeline.execution import Guard, open_executor
+from t2s_pipeline.execution import executor as executor_module
+from t2s_pipeline.execution.guard import FILTER
+
+BATCH = [
+    "SELECT count(*) FROM sales.orders",
+    "DELETE FROM sales.orders",
+    "SELECT * FROM hr.employees",
+    "SELECT no_such_column FROM sales.orders",
+    "SELECT pm_cd, sum(amount) FROM finance.payments GROUP BY pm_cd ORDER BY pm_cd",
+    "DROP TABLE sales.items",
+    "SELECT 1",
+]
+
+
+def _summary(outcome: Any) -> tuple[Any, ...]:
+    return (outcome.refused, outcome.layer, outcome.reason, outcome.error, outcome.rows)
+
+
+@pytest.fixture(autouse=True)
+def _quiet_refusals() -> Any:
+    logging.getLogger("t2s.guard").setLevel(logging.ERROR)
+    yield
+    logging.getLogger("t2s.guard").setLevel(logging.NOTSET)
+
+
+@pytest.mark.parametrize("layers", [{"filter", "database"}, {"filter"}, {"database"}])
+def test_run_all_gives_the_outcomes_of_run_in_order(warehouse: Path, layers: set[str]) -> None:
+    guard = Guard(allowed_schemas=ALLOWED_SCHEMAS, layers=frozenset(layers))
+    with open_executor(str(warehouse), guard) as executor:
+        one_by_one = [_summary(executor.run(sql)) for sql in BATCH]
+        batched = [_summary(outcome) for outcome in executor.run_all(BATCH)]
+    assert batched == one_by_one
+    assert batched[0][0] is False and batched[0][4][0][0] > 0
+    if FILTER in layers:
+        assert [b[1] for b in batched[1:3]] == ["filter", "filter"]
+
+
+def test_filter_refusals_in_a_batch_never_reach_the_database(
+    warehouse: Path, tmp_path: Path
+) -> None:
+    # Filter only: the source is opened read-write, so the filter is all that stands guard.
+    copy = tmp_path / "w.duckdb"
+    shutil.copy(warehouse, copy)
+    before = hashlib.sha256(copy.read_bytes()).hexdigest()
+    guard = Guard(allowed_schemas=ALLOWED_SCHEMAS, layers=frozenset({"filter"}))
+    writes = [f"CREATE TABLE sales.t{i} AS SELECT 1 AS a" for i in range(20)]
+    batch = [sql for pair in zip(["SELECT 1"] * 20, writes, strict=True) for sql in pair]
+    with open_executor(str(copy), guard) as executor:
+        outcomes = list(executor.run_all(batch))
+    assert [o.refused for o in outcomes] == [False, True] * 20
+    assert hashlib.sha256(copy.read_bytes()).hexdigest() == before
+
+
+def test_each_verdict_is_known_before_its_statement_runs(
+    warehouse: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    events: list[tuple[str, str]] = []
+    lock = threading.Lock()
+    real_check = executor_module.check_statement
+
+    def recording_check(sql: str, guard: Guard) -> Any:
+        verdict = real_check(sql, guard)
+        with lock:
+            events.append(("verdict", sql))
+        return verdict
+
+    monkeypatch.setattr(executor_module, "check_statement", recording_check)
+    guard = Guard(allowed_schemas=ALLOWED_SCHEMAS)
+    statements = [f"SELECT {i} AS n FROM sales.orders LIMIT 1" for i in range(30)]
+    with open_executor(str(warehouse), guard) as executor:
+        real_fetch = executor._backend.fetch
+
+        def recording_fetch(sql: str) -> Any:
+            with lock:
+                events.append(("fetch", sql))
+            return real_fetch(sql)
+
+        monkeypatch.setattr(executor._backend, "fetch", recording_fetch)
+        outcomes = list(executor.run_all(statements))
+    assert [o.rows for o in outcomes] == [[(i,)] for i in range(30)]
+    for sql in statements:
+        assert events.index(("verdict", sql)) < events.index(("fetch", sql))
+
+
+def test_run_all_checks_ahead_on_a_helper_thread(
+    warehouse: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    threads: set[str] = set()
+    real_check = executor_module.check_statement
+
+    def recording_check(sql: str, guard: Guard) -> Any:
+        threads.add(threading.current_thread().name)
+        return real_check(sql, guard)
+
+    monkeypatch.setattr(executor_module, "check_statement", recording_check)
+    with open_executor(str(warehouse), Guard(allowed_schemas=ALLOWED_SCHEMAS)) as executor:
+        list(executor.run_all(["SELECT 1", "SELECT 2"]))
+    assert threads and all(name.startswith("t2s-filter") for name in threads)
