@@ -43,6 +43,7 @@ _WRITE_NODES: tuple[type[exp.Expr], ...] = tuple(
     if hasattr(exp, name)
 )  # fmt: skip
 _TABLE_FUNCTION_PARENTS = (exp.Table, exp.From, exp.Join, exp.Lateral)
+_CHECKED_NODES: tuple[type[exp.Expr], ...] = (*_WRITE_NODES, exp.Func, exp.Table)
 
 
 def check_statement(sql: str, guard: Guard) -> Refusal | None:
@@ -72,30 +73,32 @@ def _verdict(sql: str, dialect: str, allowed_schemas: tuple[str, ...]) -> Refusa
 
 
 def _check(sql: str, dialect: str, allowed_schemas: tuple[str, ...]) -> Refusal | None:
-    statements, problem = _parse(sql, dialect)
+    names = _names(dialect, allowed_schemas)
+    statements, problem = _parse(sql, names.engine)
     if problem is not None:
         return _refuse(problem)
     tree = statements[0]
     if not isinstance(tree, _QUERY_ROOTS):
         return _refuse(f"only read-only queries are allowed, not {tree.key.upper()}")
-    names = _names(dialect, allowed_schemas)
-    # One walk checks every node; the first refusal in breadth-first order is the answer.
-    for node in tree.walk():
-        refusal: Refusal | None = None
+    # One walk checks every node of interest; the first refusal in breadth-first order wins.
+    for node in tree.find_all(*_CHECKED_NODES):
+        refusal: Refusal | None
         if isinstance(node, _WRITE_NODES):
             refusal = _refuse(f"{node.key.upper()} is not allowed inside a query")
         elif isinstance(node, exp.Func):
             refusal = _check_function(node)
         elif isinstance(node, exp.Table):
             refusal = _check_table(node, names)
+        else:
+            refusal = None
         if refusal is not None:
             return refusal
     return None
 
 
-def _parse(sql: str, dialect: str) -> tuple[list[exp.Expr], str | None]:
+def _parse(sql: str, engine: Dialect) -> tuple[list[exp.Expr], str | None]:
     try:
-        parsed = sqlglot.parse(sql, read=dialect)
+        parsed = engine.parse(sql)
     except sqlglot.errors.SqlglotError as error:
         return [], f"cannot parse the statement: {first_line(str(error))}"
     statements = [s for s in parsed if s is not None and not _is_empty(s)]
@@ -138,12 +141,18 @@ class _Names:
         self.dialect = dialect
         self.engine = Dialect.get_or_raise(dialect)
         self.allowed = allowed
+        self._folded: dict[tuple[str, bool], str] = {}  # (name, quoted) -> folded name
 
     def fold(self, identifier: exp.Expr | None) -> str:
         """The name as the database resolves it (``""`` when absent)."""
         if not isinstance(identifier, exp.Identifier):
             return identifier.name if identifier is not None else ""
-        return self.engine.normalize_identifier(identifier.copy()).name
+        key = (identifier.name, bool(identifier.quoted))
+        folded = self._folded.get(key)
+        if folded is None:
+            fresh = exp.Identifier(this=key[0], quoted=key[1])
+            folded = self._folded[key] = self.engine.normalize_identifier(fresh).name
+        return folded
 
 
 @functools.lru_cache(maxsize=64)

@@ -1,17 +1,22 @@
 """One way to write an expression as a comparable string.
 
-A generator derived from the dialect's own writes commutative conditions with their operands
-in one order (``a = 1`` and ``1 = a`` read the same; ``1 < a`` reads ``a > 1``; the terms of
-``AND``/``OR`` are sorted) and, when asked, writes each column as a resolver says. Everything
-happens while writing, so no tree is copied or rewritten. Arithmetic keeps its order because
-``+`` is string concatenation in some dialects.
+The dialect's own generator, with its handlers for a few node types replaced, writes
+commutative conditions with their operands in one order (``a = 1`` and ``1 = a`` read the
+same; ``1 < a`` reads ``a > 1``; the terms of ``AND``/``OR`` are sorted) and, when asked,
+writes each column as a resolver says. Everything happens while writing, so no tree is copied
+or rewritten. Arithmetic keeps its order because ``+`` is string concatenation in some
+dialects.
+
+The replacement goes through the generator instance's dispatch table (node type -> handler),
+not a subclass: compiled sqlglot (``sqlglot[c]``) does not let Python classes inherit from its
+generators. Pure-Python and compiled sqlglot both dispatch every node through that table.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
 from functools import cache
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from sqlglot import exp
 from sqlglot.generator import Generator
@@ -19,6 +24,7 @@ from sqlglot.generator import Generator
 from t2s_pipeline.sql.names import get_dialect
 
 ColumnText = Callable[[exp.Column], "str | None"]
+_Handler = Callable[[Generator, Any], str]
 
 _SYMMETRIC: dict[type[exp.Expr], str] = {exp.EQ: "=", exp.NEQ: "<>"}
 _MIRRORED: dict[type[exp.Expr], tuple[str, str]] = {
@@ -36,90 +42,83 @@ def render(node: exp.Expr, dialect: str, column_text: ColumnText | None = None) 
     >>> import sqlglot
     >>> render(sqlglot.parse_one("(2 = b OR 1 < a) AND c"), "duckdb")
     '(a > 1 OR b = 2) AND c'
+    >>> render(sqlglot.parse_one("x = 1"), "duckdb", lambda column: "t.x")
+    't.x = 1'
     """
     return make_generator(dialect, column_text).sql(node)
 
 
 def make_generator(dialect: str, column_text: ColumnText | None = None) -> Generator:
     """A canonical generator for ``dialect``, reusable for many ``.sql(node)`` calls."""
-    generator = _generator_class(dialect)(dialect=dialect, comments=False)
-    generator.column_text = column_text  # type: ignore[attr-defined]
+    generator = get_dialect(dialect).generator(comments=False)
+    dispatch = _canonical_dispatch(dialect)
+    if column_text is not None:
+        dispatch = {**dispatch, exp.Column: _column_handler(column_text, dispatch[exp.Column])}
+    generator._dispatch = dispatch  # type: ignore[attr-defined]  # sqlglot's per-node table
     return generator
 
 
 @cache
-def _generator_class(dialect: str) -> type[Generator]:
-    base = type(get_dialect(dialect).generator())
-    overridden = {exp.Column, exp.And, exp.Or, *_SYMMETRIC, *_MIRRORED}
-    transforms = {k: v for k, v in base.TRANSFORMS.items() if k not in overridden}
-    attributes = {"TRANSFORMS": transforms, "column_text": None}
-    return type(f"Canonical{base.__name__}", (_CanonicalMixin, base), attributes)
+def _canonical_dispatch(dialect: str) -> dict[type[exp.Expr], _Handler]:
+    """The dialect generator's dispatch table with the canonical handlers in place."""
+    table: dict[type[exp.Expr], _Handler] = dict(
+        get_dialect(dialect).generator()._dispatch  # type: ignore[attr-defined]
+    )
+    for kind in _SYMMETRIC:
+        table[kind] = _symmetric
+    for kind in _MIRRORED:
+        table[kind] = _mirrored
+    table[exp.And] = _and
+    table[exp.Or] = _or
+    return table
 
 
-class _CanonicalMixin:
-    """Overrides mixed into a dialect's generator class (see ``_generator_class``)."""
+def _column_handler(column_text: ColumnText, original: _Handler) -> _Handler:
+    def column(generator: Generator, expression: exp.Column) -> str:
+        text = column_text(expression)
+        return text if text is not None else original(generator, expression)
 
-    column_text: ColumnText | None
+    return column
 
-    if TYPE_CHECKING:  # provided by the generator this is mixed into
 
-        def sql(self, expression: Any, key: str | None = None, comment: bool = True) -> str: ...
+def _operands(generator: Generator, expression: exp.Expr) -> tuple[tuple[bool, str], ...]:
+    # Constants sort last so the usual "column op value" order is the canonical one.
+    left, right = expression.this, expression.expression
+    return (
+        (isinstance(left, _CONSTANTS), generator.sql(left)),
+        (isinstance(right, _CONSTANTS), generator.sql(right)),
+    )
 
-    def column_sql(self, expression: exp.Column) -> str:
-        text = self.column_text(expression) if self.column_text is not None else None
-        return text if text is not None else super().column_sql(expression)  # type: ignore[misc]
 
-    def eq_sql(self, expression: exp.EQ) -> str:
-        return self._symmetric(expression)
+def _symmetric(generator: Generator, expression: exp.Expr) -> str:
+    left, right = sorted(_operands(generator, expression))
+    return f"{left[1]} {_SYMMETRIC[type(expression)]} {right[1]}"
 
-    def neq_sql(self, expression: exp.NEQ) -> str:
-        return self._symmetric(expression)
 
-    def gt_sql(self, expression: exp.GT) -> str:
-        return self._mirrored(expression)
+def _mirrored(generator: Generator, expression: exp.Expr) -> str:
+    left, right = _operands(generator, expression)
+    operator, mirror = _MIRRORED[type(expression)]
+    if left <= right:
+        return f"{left[1]} {operator} {right[1]}"
+    return f"{right[1]} {mirror} {left[1]}"
 
-    def lt_sql(self, expression: exp.LT) -> str:
-        return self._mirrored(expression)
 
-    def gte_sql(self, expression: exp.GTE) -> str:
-        return self._mirrored(expression)
+def _and(generator: Generator, expression: exp.And) -> str:
+    return _terms(generator, expression, "AND")
 
-    def lte_sql(self, expression: exp.LTE) -> str:
-        return self._mirrored(expression)
 
-    def and_sql(self, expression: exp.And, stack: list[Any] | None = None) -> str:
-        return self._terms(expression, "AND")
+def _or(generator: Generator, expression: exp.Or) -> str:
+    return _terms(generator, expression, "OR")
 
-    def or_sql(self, expression: exp.Or, stack: list[Any] | None = None) -> str:
-        return self._terms(expression, "OR")
 
-    def _operands(self, expression: exp.Expr) -> tuple[tuple[bool, str], tuple[bool, str]]:
-        # Constants sort last so the usual "column op value" order is the canonical one.
-        left, right = expression.this, expression.expression
-        return (
-            (isinstance(left, _CONSTANTS), self.sql(left)),
-            (isinstance(right, _CONSTANTS), self.sql(right)),
-        )
+def _terms(generator: Generator, expression: exp.Connector, word: str) -> str:
+    return f" {word} ".join(sorted(_term(generator, t) for t in _flatten(expression)))
 
-    def _symmetric(self, expression: exp.Expr) -> str:
-        left, right = sorted(self._operands(expression))
-        return f"{left[1]} {_SYMMETRIC[type(expression)]} {right[1]}"
 
-    def _mirrored(self, expression: exp.Expr) -> str:
-        left, right = self._operands(expression)
-        operator, mirror = _MIRRORED[type(expression)]
-        if left <= right:
-            return f"{left[1]} {operator} {right[1]}"
-        return f"{right[1]} {mirror} {left[1]}"
-
-    def _terms(self, expression: exp.Connector, word: str) -> str:
-        texts = sorted(self._term(term) for term in _flatten(expression))
-        return f" {word} ".join(texts)
-
-    def _term(self, term: exp.Expr) -> str:
-        # Flattening removed the parentheses around a nested connector; put them back.
-        text = self.sql(term)
-        return f"({text})" if isinstance(term, exp.Connector) else text
+def _term(generator: Generator, term: exp.Expr) -> str:
+    # Flattening removed the parentheses around a nested connector; put them back.
+    text = generator.sql(term)
+    return f"({text})" if isinstance(term, exp.Connector) else text
 
 
 def _flatten(node: exp.Connector) -> list[exp.Expr]:
