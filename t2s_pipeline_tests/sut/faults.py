@@ -84,7 +84,7 @@ class FaultServer:
         if fault == "hang":
             await asyncio.sleep(self.hang_s)
         if fault in ("slowbody", "slowok"):
-            pause = 0.1 if fault == "slowbody" else 0.02
+            pause = 0.15 if fault == "slowbody" else 0.02  # 8 chunks: 1.2 s and 0.16 s
             return StreamingResponse(_trickle(pause), media_type="application/json")
         if fault == "garbage":
             return Response("<html>oops</html>", media_type="text/html")
