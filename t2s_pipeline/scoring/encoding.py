@@ -151,8 +151,8 @@ def kinds_may_overlap(left: frozenset[str], right: frozenset[str]) -> bool:
 class Crosswalk:
     """Compares values across the two sides through one shared numbering of distinct values.
 
-    Every distinct value of every column gets a *global id* (one factorisation of all the
-    columns' distinct values), so overlaps and code translations are array lookups.
+    Every distinct value of every column gets a *global id* (:func:`global_ids`: one numbering
+    per kind of value), so overlaps and code translations are array lookups.
     """
 
     def __init__(self, reference: EncodedSide, candidate: EncodedSide) -> None:
