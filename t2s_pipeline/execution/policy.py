@@ -15,6 +15,8 @@ Decisions:
 
 from __future__ import annotations
 
+import functools
+
 from sqlglot import exp
 from sqlglot.dialects.dialect import Dialect
 
@@ -97,5 +99,17 @@ def fold_schema_names(names: tuple[str, ...] | list[str], dialect: str) -> froze
     >>> sorted(fold_schema_names(("Sales", "hr"), "postgres"))
     ['hr', 'sales']
     """
+    return frozenset(fold_identifier(n, False, dialect) for n in names)
+
+
+@functools.lru_cache(maxsize=8192)
+def fold_identifier(name: str, quoted: bool, dialect: str) -> str:
+    """An identifier as the dialect resolves it (quoted names keep their case where it matters).
+
+    >>> fold_identifier("Orders", False, "postgres"), fold_identifier("Orders", True, "postgres")
+    ('orders', 'Orders')
+    >>> fold_identifier("Orders", True, "duckdb")
+    'orders'
+    """
     engine = Dialect.get_or_raise(dialect)
-    return frozenset(engine.normalize_identifier(exp.to_identifier(n)).name for n in names)
+    return engine.normalize_identifier(exp.Identifier(this=name, quoted=quoted)).name

@@ -27,6 +27,7 @@ from t2s_pipeline.execution.guard import FILTER, Guard, Refusal
 from t2s_pipeline.execution.policy import (
     TABLE_FUNCTIONS,
     default_schema,
+    fold_identifier,
     fold_schema_names,
     is_denied_function,
 )
@@ -135,24 +136,18 @@ def function_names(node: exp.Func) -> set[str]:
 
 
 class _Names:
-    """Identifier folding by the dialect's rules (quoted names too), and the allowlist folded."""
+    """The dialect, its parser and the allowlist folded by the dialect's rules."""
 
     def __init__(self, dialect: str, allowed: frozenset[str]) -> None:
         self.dialect = dialect
         self.engine = Dialect.get_or_raise(dialect)
         self.allowed = allowed
-        self._folded: dict[tuple[str, bool], str] = {}  # (name, quoted) -> folded name
 
     def fold(self, identifier: exp.Expr | None) -> str:
-        """The name as the database resolves it (``""`` when absent)."""
+        """The name as the database resolves it, quoted names too (``""`` when absent)."""
         if not isinstance(identifier, exp.Identifier):
             return identifier.name if identifier is not None else ""
-        key = (identifier.name, bool(identifier.quoted))
-        folded = self._folded.get(key)
-        if folded is None:
-            fresh = exp.Identifier(this=key[0], quoted=key[1])
-            folded = self._folded[key] = self.engine.normalize_identifier(fresh).name
-        return folded
+        return fold_identifier(identifier.name, bool(identifier.quoted), self.dialect)
 
 
 @functools.lru_cache(maxsize=64)
