@@ -13,7 +13,6 @@ from dataclasses import dataclass
 from itertools import combinations
 
 import numpy as np
-import pandas as pd
 
 from t2s_pipeline.scoring.columns import Pair
 from t2s_pipeline.scoring.encoding import EncodedSide
@@ -72,8 +71,9 @@ def _key(reference: EncodedSide, pairs: Sequence[Pair], members: tuple[int, ...]
     size = left.distinct * right.distinct
     if size <= 4 * len(combined):
         distinct = int(np.count_nonzero(np.bincount(combined, minlength=size)))
-    else:
-        distinct = len(pd.unique(combined))
+    else:  # counting needs no hash table: sorting machine integers is cheaper and cache-friendly
+        ordered = np.sort(combined)
+        distinct = 1 + int(np.count_nonzero(ordered[1:] != ordered[:-1]))
     return _describe(pairs, members, distinct)
 
 

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
+from functools import cached_property
 
 import numpy as np
 import pandas as pd
@@ -49,6 +50,24 @@ class _Grid:
     @property
     def width(self) -> int:
         return len(self.radices)
+
+    @cached_property
+    def reference_rows(self) -> np.ndarray:
+        """The reference codes row-major: one gather fetches a whole row from one cache line."""
+        return _row_major(self.reference, self.radices)
+
+    @cached_property
+    def candidate_rows(self) -> np.ndarray:
+        """The candidate codes row-major (-1 where a value is absent from the reference)."""
+        return _row_major(self.candidate, self.radices)
+
+
+def _row_major(columns: tuple[np.ndarray, ...], radices: tuple[int, ...]) -> np.ndarray:
+    dtype = np.int32 if max(radices, default=0) < 2**31 else np.int64
+    rows = np.empty((len(columns[0]) if columns else 0, len(columns)), dtype=dtype)
+    for j, codes in enumerate(columns):
+        rows[:, j] = codes
+    return rows
 
 
 @dataclass(frozen=True)
@@ -92,13 +111,22 @@ def _shelves(grid: _Grid, key: Key) -> _Shelves:
         (p,) = key.pairs
         return _Shelves(grid.reference[p], grid.candidate[p], grid.radices[p])
     a, b = key.pairs
-    ref_shelf, values = pd.factorize(grid.reference[a] * grid.radices[b] + grid.reference[b])
+    reference = grid.reference[a] * grid.radices[b] + grid.reference[b]
     known = (grid.candidate[a] >= 0) & (grid.candidate[b] >= 0)
+    candidate = grid.candidate[a][known] * grid.radices[b] + grid.candidate[b][known]
+    size = grid.radices[a] * grid.radices[b]
+    if size <= 4 * (len(reference) + len(candidate)):  # a dense table numbers the values
+        seen = np.bincount(reference, minlength=size) > 0
+        number = np.where(seen, np.cumsum(seen) - 1, -1)
+        ref_shelf, cand_known, count = number[reference], number[candidate], int(seen.sum())
+    else:  # one hashing pass; codes follow first appearance, so reference values come first
+        codes = pd.factorize(np.concatenate([reference, candidate]))[0].astype(np.int64)
+        ref_shelf, cand_known = codes[: len(reference)], codes[len(reference) :]
+        count = int(ref_shelf.max()) + 1
+        cand_known[cand_known >= count] = -1
     cand_shelf = np.full(len(known), -1, dtype=np.int64)
-    combined = grid.candidate[a][known] * grid.radices[b] + grid.candidate[b][known]
-    cand_shelf[known] = pd.Index(values).get_indexer(combined)
-    count = len(values)
-    return _Shelves(ref_shelf.astype(np.int64), cand_shelf, count)
+    cand_shelf[known] = cand_known
+    return _Shelves(ref_shelf, cand_shelf, count)
 
 
 def _match_on_shelves(grid: _Grid, shelves: _Shelves, shelf_bound: int) -> RowMatch:
@@ -215,10 +243,8 @@ def _weight_matrix(grid: _Grid, ref_rows: np.ndarray, cand_rows: np.ndarray) -> 
 
 def _weights(grid: _Grid, ref_rows: np.ndarray, cand_rows: np.ndarray) -> np.ndarray:
     """Agreeing paired cells of each (reference row, candidate row) pair, element-wise."""
-    weights = np.zeros(len(ref_rows), dtype=np.int64)
-    for ref, cand in zip(grid.reference, grid.candidate, strict=True):
-        weights += ref[ref_rows] == cand[cand_rows]
-    return weights
+    same = grid.reference_rows[ref_rows] == grid.candidate_rows[cand_rows]
+    return same.sum(axis=1, dtype=np.int64)
 
 
 def _best_per_shelf(
