@@ -3,9 +3,14 @@
 For each case: scorer time (``score_output``), time of the plain exact comparison of the same
 pair (normalise every column, build row tuples, compare two ``Counter``s), their ratio, and the
 scorer's peak extra memory (tracemalloc, measured in a separate run so it does not distort the
-times) against the memory held by the two input result sets. Times are medians of
-``--repeat`` runs, scorer and floor interleaved. When 1e5 and 1e6 are both measured, the last
-line gives the growth time(1e6)/time(1e5) of the scorer and of the floor.
+times) against the memory held by the two input result sets.
+
+Times are medians of ``--repeat`` rounds. The sizes of one input are built together and timed
+in interleaved rounds (scorer and floor of every size, then the next round), so the growth
+from one size to the next compares times taken under the same machine conditions. The last
+lines give the growth time(1e6)/time(1e5) of the scorer (median of the per-round ratios) and
+of the floor, and the growth of each adversarial input over ``--adversarial-sizes`` (default
+1e4 and 1e5): a super-linear case shows up as a growth well above the row factor.
 
     .venv/bin/python bench/scorer.py                 # all sizes and the adversarial cases
     .venv/bin/python bench/scorer.py --sizes 1e5,1e6 --no-adversarial --repeat 5
@@ -175,32 +180,51 @@ def plain_exact(reference: ResultSet, candidate: ResultSet) -> bool:
     return ref == cand
 
 
-def measure(case: Case, repeat: int = 3) -> Measure:
-    gc.collect()
-    tracemalloc.start()
-    reference, candidate = case.build()
-    gc.collect()
-    held = tracemalloc.get_traced_memory()[0]
-    tracemalloc.reset_peak()
-    score_output(reference, candidate)
-    peak = tracemalloc.get_traced_memory()[1] - held
-    tracemalloc.stop()
-    scorer_times, exact_times = [], []
+def measure_group(group: list[Case], repeat: int = 3) -> tuple[list[Measure], list[list[float]]]:
+    """Measure cases side by side: memory one at a time, then times in interleaved rounds.
+
+    Every round times each case's scorer and floor once, so a ratio between two cases (the
+    growth from one size to the next) compares times taken under the same machine conditions.
+    Returns the measures and, per round, the scorer times of the cases in order.
+    """
+    built, memory, notes = [], [], []
+    for case in group:
+        gc.collect()
+        tracemalloc.start()
+        reference, candidate = case.build()
+        gc.collect()
+        held = tracemalloc.get_traced_memory()[0]
+        tracemalloc.reset_peak()
+        score = score_output(reference, candidate)
+        peak = tracemalloc.get_traced_memory()[1] - held
+        tracemalloc.stop()
+        built.append((reference, candidate))
+        memory.append((held / 2**20, peak / 2**20))
+        notes.append(_note(score))
+    rounds: list[list[float]] = []
+    floors: list[list[float]] = []
     for _ in range(repeat):
-        seconds, score = _timed(lambda: score_output(reference, candidate))
-        scorer_times.append(seconds)
-        exact_times.append(_timed(lambda: plain_exact(reference, candidate))[0])
-    scorer_s, exact_s = statistics.median(scorer_times), statistics.median(exact_times)
-    return Measure(
-        case.name,
-        reference.n_rows,
-        reference.n_columns,
-        scorer_s,
-        exact_s,
-        held / 2**20,
-        peak / 2**20,
-        _note(score),
-    )
+        rounds.append([_timed(partial(score_output, r, c))[0] for r, c in built])
+        floors.append([_timed(partial(plain_exact, r, c))[0] for r, c in built])
+    measures = [
+        Measure(
+            case.name,
+            reference.n_rows,
+            reference.n_columns,
+            statistics.median(times[i] for times in rounds),
+            statistics.median(times[i] for times in floors),
+            memory[i][0],
+            memory[i][1],
+            notes[i],
+        )
+        for i, (case, (reference, _)) in enumerate(zip(group, built, strict=True))
+    ]
+    return measures, rounds
+
+
+def growth(rounds: list[list[float]], small: int, large: int) -> float:
+    """Median over rounds of time(large case) / time(small case)."""
+    return statistics.median(times[large] / times[small] for times in rounds)
 
 
 def _timed(run: Callable[[], Any]) -> tuple[float, Any]:
@@ -215,20 +239,23 @@ def _note(score: OutputScore) -> str:
     return f"cells R {cells} {' '.join(score.ceilings)}".strip()
 
 
-def cases(sizes: list[int], adversarial: bool) -> list[Case]:
+ADVERSARIAL: dict[str, Callable[[int, np.random.Generator], tuple[ResultSet, ResultSet]]] = {
+    "identical": identical,
+    "weak key": weak_key,
+    "giant shelf": giant_shelf,
+    "crowded shelves": crowded_shelves,
+    "all-equal column": all_equal,
+    "40 columns": wide,
+}
+
+
+def groups(sizes: list[int], adversarial_sizes: list[int]) -> list[list[Case]]:
+    """The perturbed sizes as one group, then each adversarial input over its sizes."""
     rng = np.random.default_rng(7)
-    out = [Case(f"perturbed {n:.0e}", partial(_pair, n, rng)) for n in sizes]
-    if adversarial:
-        n = 100_000
-        out += [
-            Case("identical 1e+05", partial(identical, n, rng)),
-            Case("weak key 1e+05", partial(weak_key, n, rng)),
-            Case("giant shelf 1e+05", partial(giant_shelf, n, rng)),
-            Case("crowded shelves 1e+05", partial(crowded_shelves, n, rng)),
-            Case("all-equal column 1e+05", partial(all_equal, n, rng)),
-            Case("40 columns 1e+05", partial(wide, n, rng)),
-        ]
-    return out
+    out = [[Case(f"perturbed {n:.0e}", partial(_pair, n, rng)) for n in sizes]]
+    for name, build in ADVERSARIAL.items():
+        out.append([Case(f"{name} {n:.0e}", partial(build, n, rng)) for n in adversarial_sizes])
+    return [group for group in out if group]
 
 
 def _pair(n: int, rng: np.random.Generator) -> tuple[ResultSet, ResultSet]:
@@ -240,32 +267,53 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--sizes", default="1e3,1e4,1e5,1e6", help="comma-separated row counts")
     parser.add_argument("--no-adversarial", action="store_true", help="skip adversarial cases")
+    parser.add_argument(
+        "--adversarial-sizes",
+        default="1e4,1e5",
+        help="row counts of the adversarial cases; with two, the growth of each is printed",
+    )
     parser.add_argument("--repeat", type=int, default=3, help="timed runs per case (median)")
     args = parser.parse_args()
     sizes = [int(float(s)) for s in args.sizes.split(",") if s]
+    adversarial = (
+        []
+        if args.no_adversarial
+        else [int(float(s)) for s in args.adversarial_sizes.split(",") if s]
+    )
     header = (
         f"{'case':<24}{'rows':>9}{'cols':>5}{'scorer s':>10}{'exact s':>9}{'ratio':>7}"
         f"{'input MB':>10}{'peak MB':>9}{'peak/in':>8}  note"
     )
     print(header)
     print("-" * len(header))
-    by_rows: dict[int, Measure] = {}
-    for case in cases(sizes, not args.no_adversarial):
-        m = measure(case, args.repeat)
-        if case.name.startswith("perturbed"):
-            by_rows[m.rows] = m
-        print(
-            f"{m.name:<24}{m.rows:>9}{m.columns:>5}{m.scorer_s:>10.3f}{m.exact_s:>9.3f}"
-            f"{m.scorer_s / m.exact_s:>7.2f}{m.input_mb:>10.1f}{m.peak_mb:>9.1f}"
-            f"{m.peak_mb / m.input_mb:>8.2f}  {m.note}",
-            flush=True,
-        )
-    small, large = by_rows.get(100_000), by_rows.get(1_000_000)
-    if small and large:
-        print(
-            f"\ngrowth time(1e6)/time(1e5): scorer {large.scorer_s / small.scorer_s:.1f} "
-            f"(target <= 12), exact-comparison floor {large.exact_s / small.exact_s:.1f}"
-        )
+    growth_lines = []
+    for group in groups(sizes, adversarial):
+        measures, rounds = measure_group(group, args.repeat)
+        for m in measures:
+            print(
+                f"{m.name:<24}{m.rows:>9}{m.columns:>5}{m.scorer_s:>10.3f}{m.exact_s:>9.3f}"
+                f"{m.scorer_s / m.exact_s:>7.2f}{m.input_mb:>10.1f}{m.peak_mb:>9.1f}"
+                f"{m.peak_mb / m.input_mb:>8.2f}  {m.note}",
+                flush=True,
+            )
+        rows = [m.rows for m in measures]
+        name = measures[0].name.rsplit(" ", 1)[0]
+        if name == "perturbed" and 100_000 in rows and 1_000_000 in rows:
+            small, large = rows.index(100_000), rows.index(1_000_000)
+            floor = measures[large].exact_s / measures[small].exact_s
+            growth_lines.append(
+                f"growth time(1e6)/time(1e5): scorer {growth(rounds, small, large):.1f} "
+                f"(target <= 12; median of {len(rounds)} interleaved rounds), "
+                f"exact-comparison floor {floor:.1f}"
+            )
+        elif name != "perturbed" and len(rows) >= 2:
+            factor = rows[-1] / rows[0]
+            floor = measures[-1].exact_s / measures[0].exact_s
+            growth_lines.append(
+                f"growth {name} x{factor:.0f} rows: scorer "
+                f"{growth(rounds, 0, len(rows) - 1):.1f}, floor {floor:.1f}"
+            )
+    print("", *growth_lines, sep="\n")
 
 
 if __name__ == "__main__":
