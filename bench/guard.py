@@ -12,8 +12,9 @@ Three guarded figures per query:
 - *warm*: one statement at a time, the filter's verdict memoised (a statement seen before);
 - *cold*: one statement at a time, the filter parsing every time (a statement never seen);
 - *batch*: the whole set through ``run_all`` as the pipeline runs it, verdicts never memoised,
-  the filter reading the next statement while the database runs the current one. The time
-  of a query is the gap between two outcomes; the bare batch is the same loop without guard.
+  the next statement readied (filter verdict, DuckDB's own reading, a fresh cursor) on a helper
+  thread while the database runs the current one. The time of a query is the gap between two
+  outcomes; the bare batch is the same loop without guard.
 
     .venv/bin/python bench/guard.py [--db .t2s/warehouse.duckdb] [--cases cases/erp] [--repeat 15]
 """

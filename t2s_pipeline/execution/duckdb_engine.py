@@ -5,8 +5,9 @@ only) with ``read_only=True``, external access off (no files, network, ATTACH, I
 LOAD), extension autoloading off, Python replacement scans off, a memory cap, and the
 configuration locked so no statement can undo any of it. DuckDB's own parser must see exactly
 one SELECT statement: anything else (SET, USE, CALL, CREATE TEMP ...) is refused before it runs.
-Each statement runs on a fresh cursor, so temporary objects and session settings die with it.
-The timer calls ``interrupt()`` at the deadline.
+Each statement runs on a fresh cursor, so temporary objects and session settings die with it;
+reading the statement and taking the cursor (``prepare``) may happen on another thread while an
+earlier statement runs. The timer calls ``interrupt()`` at the deadline.
 
 With the database layer off, the source file is opened as it is (read-write, defaults): what
 the statement filter alone lets through reaches it.
@@ -25,6 +26,7 @@ from t2s_pipeline.execution.engine import (
     DUCKDB,
     DatabaseRefusal,
     Fetched,
+    Prepared,
     QueryFailed,
     first_line,
 )
@@ -61,24 +63,31 @@ class DuckDBBackend:
         self._con = _connect(path, self.hardened)
         self._watchdog = Watchdog()
 
-    def fetch(self, sql: str) -> Fetched:
-        """Run one statement on a fresh cursor within the time and row bounds."""
-        cursor = self._con.cursor()
+    def prepare(self, sql: str) -> Prepared:
+        """DuckDB's own reading of ``sql`` (hardened: exactly one SELECT) and a fresh cursor."""
+        statement: Any = _single_select(self._con, sql) if self.hardened else sql
+        return Prepared(statement, self._con.cursor())
+
+    def fetch(self, prepared: Prepared) -> Fetched:
+        """Run a prepared statement on its own cursor within the time and row bounds."""
+        cursor = prepared.cursor
         try:
             with self._watchdog.armed(self.guard.timeout_s, cursor.interrupt) as dog:
                 try:
-                    return self._run(cursor, sql)
+                    cursor.execute(prepared.statement)
+                    columns = tuple(str(d[0]) for d in cursor.description or ())
+                    rows, truncated = fetch_capped(
+                        cursor.fetchmany, cursor.fetchall, self.guard.fetch_cap
+                    )
+                    return Fetched(columns, rows, truncated)
                 except duckdb.Error as error:
                     raise _classify(error, dog.fired, self.guard.timeout_s) from error
         finally:
             cursor.close()
 
-    def _run(self, cursor: duckdb.DuckDBPyConnection, sql: str) -> Fetched:
-        statement: Any = _single_select(self._con, sql) if self.hardened else sql
-        cursor.execute(statement)
-        columns = tuple(str(d[0]) for d in cursor.description or ())
-        rows, truncated = fetch_capped(cursor.fetchmany, cursor.fetchall, self.guard.fetch_cap)
-        return Fetched(columns, rows, truncated)
+    def release(self, prepared: Prepared) -> None:
+        """Close the cursor of a statement that will not run."""
+        prepared.cursor.close()
 
     def close(self) -> None:
         """Close the connection and stop the watchdog."""

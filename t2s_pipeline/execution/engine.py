@@ -1,10 +1,11 @@
 """What every engine module provides, and how the engine is picked from a target.
 
-An engine module opens a :class:`Backend` for a target under a guard. ``fetch`` runs one
-statement within the guard's bounds and either returns the rows or raises
-:class:`DatabaseRefusal` (the database layer said no, or the timer fired) or
-:class:`QueryFailed` (an ordinary failure: syntax, a missing column). The executor turns both
-into values; nothing else escapes.
+An engine module opens a :class:`Backend` for a target under a guard. ``prepare`` does what
+the database layer can do before a statement runs (DuckDB reads it with its own parser and
+takes a fresh cursor); ``fetch`` runs the prepared statement within the guard's bounds. Each
+either returns or raises :class:`DatabaseRefusal` (the database layer said no, or the timer
+fired) or :class:`QueryFailed` (an ordinary failure: syntax, a missing column). The executor
+turns both into values; nothing else escapes.
 """
 
 from __future__ import annotations
@@ -31,6 +32,15 @@ class Fetched:
     truncated: bool = False
 
 
+@dataclass(frozen=True, slots=True)
+class Prepared:
+    """A statement the database layer has read and may run: what the engine runs (the text,
+    or DuckDB's own parsed statement) and, for DuckDB, the fresh cursor it runs on."""
+
+    statement: Any
+    cursor: Any = None
+
+
 class DatabaseRefusal(Exception):
     """The database layer refused the statement (privileges, read-only, limits, timer)."""
 
@@ -49,8 +59,20 @@ class Backend(Protocol):
 
     engine: str
 
-    def fetch(self, sql: str) -> Fetched:
-        """Run one statement within the guard's bounds."""
+    def prepare(self, sql: str) -> Prepared:
+        """The database layer's reading of one statement, before anything runs.
+
+        Safe to call on another thread while an earlier prepared statement runs; every
+        prepared statement is either fetched or released, exactly once.
+        """
+        ...
+
+    def fetch(self, prepared: Prepared) -> Fetched:
+        """Run a prepared statement within the guard's bounds."""
+        ...
+
+    def release(self, prepared: Prepared) -> None:
+        """Free a prepared statement that will not run."""
         ...
 
     def close(self) -> None:

@@ -12,6 +12,7 @@ import time
 from collections import deque
 from collections.abc import Iterable, Iterator
 from concurrent.futures import Future, ThreadPoolExecutor
+from dataclasses import dataclass
 from types import TracebackType
 
 from t2s_pipeline.execution.duckdb_engine import DuckDBBackend
@@ -20,6 +21,7 @@ from t2s_pipeline.execution.engine import (
     POSTGRES,
     Backend,
     DatabaseRefusal,
+    Prepared,
     QueryFailed,
     detect_engine,
 )
@@ -74,44 +76,66 @@ class GuardedExecutor:
     def run(self, sql: str) -> QueryOutcome:
         """Run one statement through the enabled layers and the bounds; never raises for it."""
         started = time.perf_counter()
-        verdict = check_statement(sql, self.guard) if FILTER in self.guard.layers else None
-        return self._execute(sql, verdict, started)
+        return self._finish(self._ready(sql), started)
 
     def run_all(self, statements: Iterable[str]) -> Iterator[QueryOutcome]:
         """Run statements in order, each exactly as :meth:`run` would; yields their outcomes.
 
-        With the filter on, the filter reads the next statement on a helper thread while the
-        database runs the current one: every engine releases the GIL while a statement runs,
-        so the filter's parse leaves the critical path. No statement reaches the database
-        before its own verdict; only one statement's check overlaps an earlier one's run.
+        A helper thread readies the next statement while the database runs the current one:
+        the filter's verdict, the row-limit rewrite, and the database layer's own reading of
+        it (DuckDB: its parser and a fresh cursor). Every engine releases the GIL while a
+        statement runs, so that work leaves the critical path. A statement is readied only
+        after its own verdict, and runs only after it is readied; one statement at most is
+        readied ahead, and one the caller abandons is released, never run.
         """
-        if FILTER not in self.guard.layers:
-            yield from map(self.run, statements)
-            return
-        with ThreadPoolExecutor(max_workers=1, thread_name_prefix="t2s-filter") as pool:
-            ahead: deque[tuple[str, Future[Refusal | None]]] = deque()
-            for sql in statements:
-                ahead.append((sql, pool.submit(check_statement, sql, self.guard)))
-                if len(ahead) > 1:
-                    yield self._after_verdict(*ahead.popleft())
-            while ahead:
-                yield self._after_verdict(*ahead.popleft())
+        with ThreadPoolExecutor(max_workers=1, thread_name_prefix="t2s-ready") as pool:
+            ahead: deque[Future[_Ready]] = deque()
+            try:
+                for sql in statements:
+                    ahead.append(pool.submit(self._ready, sql))
+                    if len(ahead) > 1:
+                        yield self._finish_next(ahead)
+                while ahead:
+                    yield self._finish_next(ahead)
+            finally:
+                for future in ahead:
+                    if future.exception() is None:
+                        self._release(future.result())
 
-    def _after_verdict(self, sql: str, verdict: Future[Refusal | None]) -> QueryOutcome:
-        started = time.perf_counter()
-        return self._execute(sql, verdict.result(), started)
+    def _finish_next(self, ahead: deque[Future[_Ready]]) -> QueryOutcome:
+        ready = ahead.popleft().result()
+        return self._finish(ready, time.perf_counter())
 
-    def _execute(self, sql: str, verdict: Refusal | None, started: float) -> QueryOutcome:
-        """The database layer and the bounds, once the filter (if on) has let ``sql`` through."""
-        if verdict is not None:
-            return self._refused(sql, FILTER, verdict.reason, started)
+    def _ready(self, sql: str) -> _Ready:
+        """Everything before ``sql`` runs: the filter (if on), the row limit, the database
+        layer's reading. Refusals and ordinary failures are values."""
+        if FILTER in self.guard.layers:
+            verdict = check_statement(sql, self.guard)
+            if verdict is not None:
+                return _Ready(sql, refusal=verdict)
         statement = sql
         if self.guard.row_limit is not None:
             statement = with_row_limit(sql, self.guard.dialect, self.guard.row_limit)
         try:
-            fetched = self._backend.fetch(statement)
+            return _Ready(sql, prepared=self._backend.prepare(statement))
         except DatabaseRefusal as refusal:
-            return self._refused(sql, DATABASE, refusal.reason, started, refusal.timed_out)
+            return _Ready(sql, refusal=Refusal(DATABASE, refusal.reason, refusal.timed_out))
+        except QueryFailed as failure:
+            return _Ready(sql, error=str(failure))
+
+    def _finish(self, ready: _Ready, started: float) -> QueryOutcome:
+        """Run a readied statement within the bounds (or report why it does not run)."""
+        if ready.refusal is not None:
+            refusal = ready.refusal
+            return self._refused(
+                ready.sql, refusal.layer, refusal.reason, started, refusal.timed_out
+            )
+        if ready.prepared is None:
+            return QueryOutcome(False, None, None, (), error=ready.error, seconds=_since(started))
+        try:
+            fetched = self._backend.fetch(ready.prepared)
+        except DatabaseRefusal as refusal:
+            return self._refused(ready.sql, DATABASE, refusal.reason, started, refusal.timed_out)
         except QueryFailed as failure:
             return QueryOutcome(False, None, None, (), error=str(failure), seconds=_since(started))
         return QueryOutcome(
@@ -123,6 +147,10 @@ class GuardedExecutor:
             truncated=fetched.truncated,
             seconds=_since(started),
         )
+
+    def _release(self, ready: _Ready) -> None:
+        if ready.prepared is not None:
+            self._backend.release(ready.prepared)
 
     def close(self) -> None:
         """Close the database connection."""
@@ -152,6 +180,17 @@ class GuardedExecutor:
             extra={"statement": sql, "layer": layer, "reason": reason, "seconds": seconds},
         )
         return QueryOutcome(True, layer, reason, (), timed_out=timed_out, seconds=seconds)
+
+
+@dataclass(frozen=True)
+class _Ready:
+    """A statement readied to run (``prepared``), or why it will not: a refusal by either
+    layer, or an ordinary failure of the database's reading of it (``error``)."""
+
+    sql: str
+    prepared: Prepared | None = None
+    refusal: Refusal | None = None
+    error: str | None = None
 
 
 def _since(started: float) -> float:

@@ -29,6 +29,7 @@ from t2s_pipeline.execution.engine import (
     POSTGRES,
     DatabaseRefusal,
     Fetched,
+    Prepared,
     QueryFailed,
     first_line,
 )
@@ -57,13 +58,20 @@ class PostgresBackend:
         self._conn = self._connect()
         self._watchdog = Watchdog()
 
-    def fetch(self, sql: str) -> Fetched:
+    def prepare(self, sql: str) -> Prepared:
+        """Nothing to read ahead: the database reads the text when it runs."""
+        return Prepared(sql)
+
+    def release(self, prepared: Prepared) -> None:
+        """Nothing to free."""
+
+    def fetch(self, prepared: Prepared) -> Fetched:
         """Run one statement within the time and row bounds, then reset the session."""
         if self._conn.closed:
             self._conn = self._connect()
         with self._watchdog.armed(self.guard.timeout_s, self._conn.cancel) as dog:
             try:
-                return self._run(sql)
+                return self._run(prepared.statement)
             except psycopg2.Error as error:
                 raise _classify(error, dog.fired, self.guard.timeout_s) from error
             finally:

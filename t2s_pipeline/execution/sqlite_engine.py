@@ -23,6 +23,7 @@ from t2s_pipeline.execution.engine import (
     SQLITE,
     DatabaseRefusal,
     Fetched,
+    Prepared,
     QueryFailed,
     first_line,
 )
@@ -63,12 +64,19 @@ class SQLiteBackend:
             allowed = fold_schema_names(guard.allowed_schemas, SQLITE)
             self._con.set_authorizer(_authorizer(allowed))
 
-    def fetch(self, sql: str) -> Fetched:
+    def prepare(self, sql: str) -> Prepared:
+        """Nothing to read ahead: the database reads the text when it runs."""
+        return Prepared(sql)
+
+    def release(self, prepared: Prepared) -> None:
+        """Nothing to free."""
+
+    def fetch(self, prepared: Prepared) -> Fetched:
         """Run one statement within the time and row bounds."""
         self._deadline = time.monotonic() + self.guard.timeout_s
         cursor = self._con.cursor()
         try:
-            cursor.execute(sql)
+            cursor.execute(prepared.statement)
             columns = tuple(str(d[0]) for d in cursor.description or ())
             rows, truncated = fetch_capped(cursor.fetchmany, cursor.fetchall, self.guard.fetch_cap)
             return Fetched(columns, rows, truncated)

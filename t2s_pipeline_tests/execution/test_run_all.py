@@ -83,21 +83,31 @@ def test_each_verdict_is_known_before_its_statement_runs(
     guard = Guard(allowed_schemas=ALLOWED_SCHEMAS)
     statements = [f"SELECT {i} AS n FROM sales.orders LIMIT 1" for i in range(30)]
     with open_executor(str(warehouse), guard) as executor:
-        real_fetch = executor._backend.fetch
+        real_prepare, real_fetch = executor._backend.prepare, executor._backend.fetch
+        prepared_sql: dict[int, str] = {}
 
-        def recording_fetch(sql: str) -> Any:
+        def recording_prepare(sql: str) -> Any:
             with lock:
-                events.append(("fetch", sql))
-            return real_fetch(sql)
+                events.append(("prepare", sql))
+            prepared = real_prepare(sql)
+            prepared_sql[id(prepared)] = sql
+            return prepared
 
+        def recording_fetch(prepared: Any) -> Any:
+            with lock:
+                events.append(("fetch", prepared_sql[id(prepared)]))
+            return real_fetch(prepared)
+
+        monkeypatch.setattr(executor._backend, "prepare", recording_prepare)
         monkeypatch.setattr(executor._backend, "fetch", recording_fetch)
         outcomes = list(executor.run_all(statements))
     assert [o.rows for o in outcomes] == [[(i,)] for i in range(30)]
     for sql in statements:
-        assert events.index(("verdict", sql)) < events.index(("fetch", sql))
+        verdict, prepare = events.index(("verdict", sql)), events.index(("prepare", sql))
+        assert verdict < prepare < events.index(("fetch", sql))
 
 
-def test_run_all_checks_ahead_on_a_helper_thread(
+def test_run_all_readies_ahead_on_a_helper_thread(
     warehouse: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     threads: set[str] = set()
@@ -109,5 +119,34 @@ def test_run_all_checks_ahead_on_a_helper_thread(
 
     monkeypatch.setattr(executor_module, "check_statement", recording_check)
     with open_executor(str(warehouse), Guard(allowed_schemas=ALLOWED_SCHEMAS)) as executor:
+        real_prepare = executor._backend.prepare
+
+        def recording_prepare(sql: str) -> Any:
+            threads.add(threading.current_thread().name)
+            return real_prepare(sql)
+
+        monkeypatch.setattr(executor._backend, "prepare", recording_prepare)
         list(executor.run_all(["SELECT 1", "SELECT 2"]))
-    assert threads and all(name.startswith("t2s-filter") for name in threads)
+    assert threads and all(name.startswith("t2s-ready") for name in threads)
+
+
+def test_an_abandoned_batch_releases_what_it_readied(
+    warehouse: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A caller that stops reading a batch must not leave a prepared cursor open."""
+    with open_executor(str(warehouse), Guard(allowed_schemas=ALLOWED_SCHEMAS)) as executor:
+        released: list[Any] = []
+        real_release = executor._backend.release
+
+        def recording_release(prepared: Any) -> None:
+            released.append(prepared)
+            real_release(prepared)
+
+        monkeypatch.setattr(executor._backend, "release", recording_release)
+        batch = executor.run_all(["SELECT 1", "SELECT 2", "SELECT 3"])
+        assert next(batch).rows == [(1,)]
+        batch.close()
+        assert len(released) == 1
+        with pytest.raises(Exception, match="closed"):
+            released[0].cursor.execute("SELECT 1")
+        assert executor.run("SELECT 4").rows == [(4,)]
