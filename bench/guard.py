@@ -14,7 +14,8 @@ Three guarded figures per query:
 - *batch*: the whole set through ``run_all`` as the pipeline runs it, verdicts never memoised,
   the next statement readied (filter verdict, DuckDB's own reading, a fresh cursor) on a helper
   thread while the database runs the current one. The time of a query is the gap between two
-  outcomes; the bare batch is the same loop without guard.
+  outcomes; the bare batch is the same loop without guard. Each round's own median ratio is
+  printed too (range and quartiles), to show how far one round's figure moves on a busy machine.
 
     .venv/bin/python bench/guard.py [--db .t2s/warehouse.duckdb] [--cases cases/erp] [--repeat 15]
 """
@@ -86,8 +87,9 @@ def measure(
 
 def batch_seconds(
     bare: duckdb.DuckDBPyConnection, guarded: GuardedExecutor, queries: list[str], repeat: int
-) -> tuple[list[float], list[float]]:
-    """Median per-query seconds in a bare loop and in a guarded ``run_all`` batch (cold)."""
+) -> tuple[list[float], list[float], list[float]]:
+    """Median per-query seconds in a bare loop and in a guarded ``run_all`` batch (cold), and
+    each round's own median ratio (how much the figure moves from one round to the next)."""
     bare_runs: list[list[float]] = [[] for _ in queries]
     guarded_runs: list[list[float]] = [[] for _ in queries]
     for _ in range(repeat):
@@ -101,9 +103,14 @@ def batch_seconds(
             now = time.perf_counter()
             guarded_runs[position].append(now - last)
             last = now
+    rounds = [
+        statistics.median(g[r] / b[r] for g, b in zip(guarded_runs, bare_runs, strict=True))
+        for r in range(repeat)
+    ]
     return (
         [statistics.median(times) for times in bare_runs],
         [statistics.median(times) for times in guarded_runs],
+        rounds,
     )
 
 
@@ -121,7 +128,7 @@ def main() -> None:
     with open_executor(str(args.db), Guard(allowed_schemas=ALLOWED_SCHEMAS)) as guarded:
         for case_id, sql in queries:
             rows.append((case_id, *measure(bare, guarded, sql, args.repeat)))
-        batch_bare, batch_guarded = batch_seconds(
+        batch_bare, batch_guarded, batch_rounds = batch_seconds(
             bare, guarded, [sql for _, sql in queries], args.repeat
         )
     bare.close()
@@ -150,6 +157,13 @@ def main() -> None:
             f"  {label:24} median ratio {statistics.median(ratios):.2f} (target <= 1.2), "
             f"ratio of total time {sum(guarded_s) / sum(bare_s):.2f}"
         )
+    low, middle, high = (
+        statistics.quantiles(batch_rounds, n=4) if len(batch_rounds) > 1 else batch_rounds * 3
+    )
+    print(
+        f"  batch, one round at a time: median ratio {min(batch_rounds):.2f} to "
+        f"{max(batch_rounds):.2f} (quartiles {low:.2f} / {middle:.2f} / {high:.2f})"
+    )
 
 
 if __name__ == "__main__":
