@@ -21,7 +21,7 @@ from starlette.responses import JSONResponse, PlainTextResponse, Response
 from starlette.routing import Route
 
 KEY = "sk-test-judge"
-SLOW_S = 1.5
+SLOW_S = 3.0
 
 # scenario -> (expected category, expected failure class)
 EXPECTED: dict[str, tuple[str | None, str | None]] = {

@@ -28,7 +28,7 @@ def endpoint(
     base_url: str,
     structured: bool = False,
     key: str | None = KEY,
-    timeout_s: float = 0.5,
+    timeout_s: float = 1.2,
 ) -> JudgeEndpoint:
     """An endpoint with short timeouts and quick retries, so fault tests stay fast."""
     return JudgeEndpoint(

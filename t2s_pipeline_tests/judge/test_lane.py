@@ -39,7 +39,7 @@ def test_transport_failures_are_asked_again(tmp_path: Path) -> None:
     inputs = [judge_input(s) for s in SCENARIOS]
     fake = FakeJudge("anthropic", behave=lambda question: question)
     with serve_in_thread(fake.app()) as url:
-        client = JudgeClient(endpoint("anthropic", url, timeout_s=0.3))
+        client = JudgeClient(endpoint("anthropic", url))
         judge_items(inputs, client, JudgeCache(store))
         before = len(fake.calls)
         again = judge_items(inputs, client, JudgeCache(store))

@@ -7,6 +7,7 @@ A question is ``<fault>:<n>``; the server counts attempts per question so a faul
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import time
 from collections.abc import AsyncIterator
 from dataclasses import dataclass, field
@@ -47,7 +48,7 @@ FAULTS: dict[str, tuple[str | None, int]] = {
 class FaultServer:
     """The state behind the fault app: attempt times per question, requests in flight."""
 
-    hang_s: float = 1.0
+    hang_s: float = 10.0
     arrivals: dict[str, list[float]] = field(default_factory=dict)
     in_flight: int = 0
     peak: int = 0
@@ -74,17 +75,25 @@ class FaultServer:
             return
         seen = self.arrivals.setdefault(question, [])
         seen.append(time.monotonic())
+        if fault == "hang":
+            await self._hang(receive)
         await (await self._ask(fault, len(seen)))(scope, receive, send)
+
+    async def _hang(self, receive: Receive) -> None:
+        """Say nothing until the client gives up (or ``hang_s`` passes), so a request counts
+        as in flight exactly as long as the client keeps it open."""
+        with contextlib.suppress(TimeoutError):
+            async with asyncio.timeout(self.hang_s):
+                while (await receive())["type"] != "http.disconnect":
+                    pass
 
     async def _ask(self, fault: str, attempt: int) -> Response:
         if fault == "flaky500" and attempt < 3 or fault == "always500":
             return JSONResponse({"error": "internal"}, 500)
         if fault == "r429" and attempt == 1:
             return JSONResponse({"error": "slow down"}, 429, headers={"Retry-After": "1"})
-        if fault == "hang":
-            await asyncio.sleep(self.hang_s)
         if fault in ("slowbody", "slowok"):
-            pause = 0.15 if fault == "slowbody" else 0.02  # 8 chunks: 1.2 s and 0.16 s
+            pause = 0.5 if fault == "slowbody" else 0.02  # 8 chunks: 4 s and 0.16 s
             return StreamingResponse(_trickle(pause), media_type="application/json")
         if fault == "garbage":
             return Response("<html>oops</html>", media_type="text/html")
