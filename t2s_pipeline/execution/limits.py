@@ -12,6 +12,7 @@ from typing import Any
 
 import sqlglot
 from sqlglot import exp
+from sqlglot.errors import ErrorLevel
 
 _LIMITABLE = (exp.Select, exp.SetOperation)
 
@@ -20,12 +21,15 @@ def with_row_limit(sql: str, dialect: str, row_limit: int) -> str:
     """``sql`` with ``LIMIT row_limit + 1`` appended when its top-level query has no limit.
 
     Anything the rewrite cannot handle (unparseable text, several statements, a statement that
-    is not a SELECT or set operation) is returned unchanged: the capped fetch still bounds it.
+    is not a SELECT or set operation, or one sqlglot cannot write back in the dialect without
+    losing part of it) is returned unchanged: the capped fetch still bounds it.
 
     >>> with_row_limit("SELECT a FROM t ORDER BY a", "duckdb", 1000)
     'SELECT a FROM t ORDER BY a LIMIT 1001'
     >>> with_row_limit("SELECT a FROM t LIMIT 5", "duckdb", 1000)
     'SELECT a FROM t LIMIT 5'
+    >>> with_row_limit("SELECT * FROM (VALUES (1)) AS v(id)", "sqlite", 1000)  # would drop (id)
+    'SELECT * FROM (VALUES (1)) AS v(id)'
     """
     try:
         parsed = [s for s in sqlglot.parse(sql, read=dialect) if s is not None]
@@ -36,7 +40,10 @@ def with_row_limit(sql: str, dialect: str, row_limit: int) -> str:
     query = parsed[0]
     if query.args.get("limit") is not None or query.args.get("fetch") is not None:
         return sql
-    return query.limit(row_limit + 1).sql(dialect=dialect)
+    try:
+        return query.limit(row_limit + 1).sql(dialect=dialect, unsupported_level=ErrorLevel.RAISE)
+    except sqlglot.errors.UnsupportedError:
+        return sql
 
 
 def fetch_capped(

@@ -28,6 +28,14 @@ def test_with_row_limit(sql: str, expected: str) -> None:
     assert with_row_limit(sql, "duckdb", 10) == expected
 
 
+def test_a_rewrite_that_would_lose_part_of_the_statement_is_not_made() -> None:
+    """sqlglot cannot write a column-aliased derived table in SQLite: the statement is kept as
+    written (and fails as written) rather than run as a different query."""
+    sql = "SELECT * FROM (VALUES (1, 'a')) AS v(id, label)"
+    assert with_row_limit(sql, "sqlite", 10) == sql
+    assert with_row_limit(sql, "duckdb", 10) == sql + " LIMIT 11"
+
+
 def test_eval_row_cap_reports_truncation(warehouse: Path) -> None:
     """The evaluation path fetches at most the cap and says the result was cut (a ceiling)."""
     guard = Guard(allowed_schemas=DEMO, eval_row_cap=20)
