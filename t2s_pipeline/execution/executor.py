@@ -37,8 +37,14 @@ logger = logging.getLogger("t2s.guard")
 _STATEMENT_PREVIEW = 500
 
 
-def open_executor(target: str, guard: Guard) -> GuardedExecutor:
+def open_executor(
+    target: str, guard: Guard, refusal_log_level: int = logging.WARNING
+) -> GuardedExecutor:
     """Open ``target`` (DuckDB or SQLite file, or ``postgresql://`` URL) under ``guard``.
+
+    Refusals are logged at ``refusal_log_level``: a warning by default, since a refusal means
+    somebody asked for what they must not read; the hostile suite, whose attacks are meant to
+    be refused, logs them at DEBUG and reports them in its table instead.
 
     Raises ExecutionError when the database cannot be opened or reached (or, with the database
     layer on, when it cannot be opened safely).
@@ -58,15 +64,18 @@ def open_executor(target: str, guard: Guard) -> GuardedExecutor:
         backend = DuckDBBackend(str(target), guard)
     else:
         backend = SQLiteBackend(str(target), guard)
-    return GuardedExecutor(backend, guard)
+    return GuardedExecutor(backend, guard, refusal_log_level)
 
 
 class GuardedExecutor:
     """One open database and the guard every statement on it runs under."""
 
-    def __init__(self, backend: Backend, guard: Guard) -> None:
+    def __init__(
+        self, backend: Backend, guard: Guard, refusal_log_level: int = logging.WARNING
+    ) -> None:
         self._backend = backend
         self.guard = guard
+        self._refusal_log_level = refusal_log_level
 
     @property
     def engine(self) -> str:
@@ -171,7 +180,8 @@ class GuardedExecutor:
         self, sql: str, layer: str, reason: str, started: float, timed_out: bool = False
     ) -> QueryOutcome:
         seconds = _since(started)
-        logger.warning(
+        logger.log(
+            self._refusal_log_level,
             "refused by the %s layer after %.3f s: %s | statement: %s",
             layer,
             seconds,

@@ -116,6 +116,19 @@ def test_refusal_is_logged(warehouse: Path, caplog: pytest.LogCaptureFixture) ->
     assert record.statement == "DROP TABLE sales.orders"  # type: ignore[attr-defined]
     assert record.layer == "filter"  # type: ignore[attr-defined]
     assert record.reason and record.seconds >= 0  # type: ignore[attr-defined]
+    assert record.levelno == logging.WARNING
+
+
+def test_expected_refusals_are_logged_quietly(
+    warehouse: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    """The hostile suite's refusals are still logged, at the level it asks for (DEBUG)."""
+    with (
+        caplog.at_level(logging.DEBUG, logger="t2s.guard"),
+        open_executor(str(warehouse), Guard(DEMO), refusal_log_level=logging.DEBUG) as executor,
+    ):
+        executor.run("DROP TABLE sales.orders")
+    assert [r.levelno for r in caplog.records if r.name == "t2s.guard"] == [logging.DEBUG]
 
 
 def test_outcome_json_is_json_safe(warehouse: Path) -> None:
