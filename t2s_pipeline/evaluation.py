@@ -941,9 +941,11 @@ class PairScore:
     gold: ExecutedResult
     candidate: ExecutedResult
     candidate_parse_error: str | None
+    ceilings: tuple[str, ...]
 
     def to_json(self) -> dict[str, object]:
         data = self.output.to_json()
+        data["ceilings"] = list(self.ceilings)
         data["component"] = self.components.to_json()
         data["retrieval"] = {"required": list(self.required_tables)}
         data["gold"] = {
@@ -999,13 +1001,16 @@ def score_pair(
         candidate_components=None if pair.candidate is None else pair.candidate.components,
         candidate_error=pair.candidate_error,
     )
+    output = score_item_output(analysis, gold, candidate, settings)
     return PairScore(
-        output=score_item_output(analysis, gold, candidate, settings),
+        output=output,
         components=score_components(analysis.gold_components, analysis.candidate_components),
         required_tables=analysis.required_tables,
         gold=gold,
         candidate=candidate,
         candidate_parse_error=pair.candidate_error,
+        # The same ceilings a run records for an item (no SUT, so no agent or isolation ones).
+        ceilings=tuple(item_ceilings(None, gold, candidate, output, isolated=True, drift=False)),
     )
 
 

@@ -1,0 +1,48 @@
+"""``t2s score --json``: one pair on a live database, with the ceilings a run would record."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from t2s_pipeline.cli import main
+
+SITES = "SELECT site_id, region_cd FROM sales.sites"
+
+
+def _score(warehouse: Path, capsys: pytest.CaptureFixture[str], gold: str, candidate: str) -> dict:
+    code = main(["score", "--db", str(warehouse), "--gold", gold, "--candidate", candidate,
+                 "--json"])  # fmt: skip
+    assert code == 0
+    return dict(json.loads(capsys.readouterr().out))
+
+
+def test_equal_queries_match_with_no_ceiling(
+    warehouse: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Reordered, aliased columns over the same rows: an exact match, nothing limiting it."""
+    data = _score(warehouse, capsys, SITES, "SELECT region_cd AS r, site_id AS s FROM sales.sites")
+    assert data["exact_match"] is True and data["ceilings"] == []
+    assert data["gold"]["status"] == data["candidate"]["status"] == "ok"
+
+
+def test_a_failed_gold_is_a_ceiling(warehouse: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """A gold query that does not run limits what the pair can say: gold_failed, as in a run."""
+    data = _score(warehouse, capsys, "SELECT no_such_column FROM sales.sites", SITES)
+    assert data["gold"]["status"] == "error"
+    assert data["ceilings"] == ["gold_failed"]
+
+
+@pytest.mark.parametrize(
+    "candidate", ["SELECT * FROM read_csv('/etc/hostname')", "SELECT FROM WHERE (("]
+)
+def test_a_refused_candidate_is_a_ceiling(
+    warehouse: Path, capsys: pytest.CaptureFixture[str], candidate: str
+) -> None:
+    """The guard refuses a file read and text it cannot parse: both are the refused ceiling."""
+    data = _score(warehouse, capsys, SITES, candidate)
+    assert data["candidate"]["status"] == "refused"
+    assert data["ceilings"] == ["refused"]
+    assert data["exact_match"] is False
