@@ -80,7 +80,7 @@ def _check(sql: str, dialect: str, allowed_schemas: tuple[str, ...]) -> Refusal 
         return _refuse(problem)
     tree = statements[0]
     if not isinstance(tree, _QUERY_ROOTS):
-        return _refuse(f"only read-only queries are allowed, not {tree.key.upper()}")
+        return _refuse(f"only read-only queries are allowed, not {_kind(tree, sql, names)}")
     # One walk checks every node of interest; the first refusal in breadth-first order wins.
     for node in tree.find_all(*_CHECKED_NODES):
         refusal: Refusal | None
@@ -106,6 +106,18 @@ def _parse(sql: str, engine: Dialect) -> tuple[list[exp.Expr], str | None]:
     if len(statements) != 1:
         return statements, f"expected exactly one statement, found {len(statements)}"
     return statements, None
+
+
+def _kind(tree: exp.Expr, sql: str, names: _Names) -> str:
+    """What the statement is, as the user wrote it: ``DROP``, ``VACUUM``, ``CHECKPOINT``.
+
+    sqlglot reads an unknown utility command as a raw Command, or a bare word such as
+    CHECKPOINT as a column; the first keyword names either better than the node type.
+    """
+    if isinstance(tree, exp.DDL | exp.DML | exp.Set | exp.Pragma):
+        return tree.key.upper()
+    tokens = names.engine.tokenize(sql)
+    return tokens[0].text.upper() if tokens else tree.key.upper()
 
 
 def _is_empty(statement: exp.Expr) -> bool:
