@@ -205,8 +205,9 @@ def item_ceilings(
         found.append("agent_timeout")
     elif outcome is not None and outcome.error_class is not None:
         found.append("agent_error")
-    if candidate is not None and candidate.status in ("refused", "timeout"):
-        found.append("refused")
+    sut_refused = outcome is not None and outcome.response is not None and outcome.response.refused
+    if sut_refused or candidate is not None and candidate.status in ("refused", "timeout"):
+        found.append("refused")  # by the SUT itself, or by the guard when its SQL ran
     if candidate is not None and candidate.truncated:
         found.append("candidate_truncated")
     if not isolated:
@@ -556,6 +557,35 @@ def open_client(config: RunConfig, case_set: CaseSet) -> Iterator[SutClient]:
             client = http(stack.enter_context(serve_in_thread(build_app(case_set, settings=agent))))
         stack.callback(client.close)
         yield client
+
+
+def item_isolated(honours_exclusions: bool, item: Item, outcome: ItemOutcome) -> bool:
+    """Whether this item's case was provably hidden from the SUT while it was asked (§4).
+
+    It was when exclusions were sent (the configuration isolates), the SUT says it honours
+    them, and neither its own trace nor the probe returned the case or one of its twins.
+
+    >>> from t2s_pipeline.sut.contract import RetrieveResponse, RetrievedExample
+    >>> item = Item("a#0", "a", 0, "q", ("a", "a-twin"))
+    >>> leak = RetrieveResponse(tables=(), examples=(RetrievedExample(id="a-twin", question="q",
+    ...                                                                sql="SELECT 1"),))
+    >>> item_isolated(True, item, ItemOutcome("a#0", None, leak, "http_status", 500, "", 1, 0.1))
+    False
+    >>> item_isolated(True, item, ItemOutcome("a#0", None, None, "http_status", 500, "", 1, 0.1))
+    True
+    """
+    if not honours_exclusions or not item.exclude:
+        return False
+    return not set(item.exclude) & returned_examples(outcome)
+
+
+def returned_examples(outcome: ItemOutcome) -> set[str]:
+    """Ids of the examples the SUT said it used and the probe returned."""
+    seen = {e.id for e in outcome.probe.examples} if outcome.probe is not None else set()
+    response = outcome.response
+    if response is not None and response.retrieval is not None:
+        seen |= {e.id for e in response.retrieval.examples}
+    return seen
 
 
 def isolation(client: SutClient, warn: Callable[[str], None]) -> bool:

@@ -116,7 +116,19 @@ def sut_responses(
         isolated = ev.isolation(client, context.log.warning)
         outcomes = asyncio.run(client.ask_all(run_items, spec.run_id, _progress(context, "asked")))
     by_id = {i.item_id: i for i in run_items}
-    responses = [ev.outcome_row(o, by_id[o.item_id]) | {"isolated": isolated} for o in outcomes]
+    responses = [
+        ev.outcome_row(o, by_id[o.item_id])
+        | {"isolated": ev.item_isolated(isolated, by_id[o.item_id], o)}
+        for o in outcomes
+    ]
+    leaked = [
+        o.item_id for o in outcomes if set(by_id[o.item_id].exclude) & ev.returned_examples(o)
+    ]
+    if leaked:
+        context.log.warning(
+            f"{len(leaked)} item(s) got back an example that was excluded (the case or a twin), "
+            f"e.g. {leaked[:3]}; they count as not_isolated"
+        )
     probes = [ev.probe_row(o, by_id[o.item_id]) for o in outcomes]
     _write(settings, "sut_responses", spec.run_id, responses)
     _write(settings, "retrieval_probes", spec.run_id, probes)
@@ -127,7 +139,8 @@ def sut_responses(
             "dagster/row_count": len(responses),
             "ceiling/agent_timeout": errors.count("timeout"),
             "ceiling/agent_error": len(errors) - errors.count("timeout"),
-            "ceiling/not_isolated": 0 if isolated else len(responses),
+            "ceiling/not_isolated": sum(1 for r in responses if not r["isolated"]),
+            "excluded_examples_returned": len(leaked),
             "sut_refusals": sum(
                 1 for o in outcomes if o.response is not None and o.response.refused
             ),
@@ -201,7 +214,7 @@ def candidate_results(
     return dg.MaterializeResult(
         metadata={
             "dagster/row_count": len(results),
-            "ceiling/refused": statuses.count("refused") + statuses.count("timeout"),
+            "guard_refused": statuses.count("refused") + statuses.count("timeout"),
             "ceiling/candidate_truncated": sum(1 for r in results if r.truncated),
             "not_run": statuses.count("not_run"),
             "errors": statuses.count("error"),

@@ -77,6 +77,9 @@ def test_leave_one_out_changes_what_the_baseline_can_copy(
     assert ex_leaky is not None and ex_isolated is not None
     assert ex_leaky == 1.0
     assert ex_isolated < 0.5
+    # Nothing was hidden from the leaky run: every item says so under not_isolated (§4).
+    assert summarise_run(store, leaky.run_id).ceilings["not_isolated"] == 65
+    assert summarise_run(store, isolated.run_id).ceilings["not_isolated"] == 0
     responses = store.read("sut_responses", isolated.run_id)
     items = store.read("items", isolated.run_id)
     for row in responses.merge(items, on="item_id").itertuples():
@@ -208,3 +211,30 @@ def test_phrasings_setting_decides_the_items(
     items = project.settings.store().read("items", outcome.run_id)
     assert len(items) == expected
     assert pd.Series(items["phrasing"]).min() == 0
+
+
+def test_sut_refusals_and_returned_exclusions_are_ceilings(
+    project: Project, instance: dg.DagsterInstance
+) -> None:
+    """A SUT that vouches for exclusions but returns the case itself is not isolated on that
+    item; a SUT refusal counts under ``refused`` like a guard refusal (§4, §10)."""
+    case_set = load_cases(project.settings.cases_dir)
+    first, second, *rest = case_set.cases
+    lines = [{"meta": {"supports_exclusions": True}}]
+    lines.append({"case_id": first.id, "phrasing": 0, "sql": None, "refused": True,
+                  "message": "I may not answer that"})  # fmt: skip
+    lines.append({"case_id": second.id, "phrasing": 0, "sql": second.gold_sql,
+                  "examples": [second.id]})  # fmt: skip
+    lines += [{"case_id": c.id, "phrasing": 0, "sql": c.gold_sql, "examples": []} for c in rest]
+    replay = project.root / "predictions.jsonl"
+    replay.write_text("".join(json.dumps(line) + "\n" for line in lines))
+    config = project.config("vouched", sut={"kind": "replay", "file": str(replay)})
+    outcome = run_config(config, project.settings, instance, checks=[])
+    assert outcome.success
+    store = project.settings.store()
+    summary = summarise_run(store, outcome.run_id)
+    assert summary.ceilings["refused"] == 1
+    assert summary.ceilings["not_isolated"] == 1
+    responses = store.read("sut_responses", outcome.run_id).set_index("case_id")
+    assert not responses.loc[second.id, "isolated"] and responses.loc[first.id, "isolated"]
+    assert summary.diagnoses["all"]["no_result"] == 1
