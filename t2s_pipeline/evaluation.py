@@ -848,6 +848,12 @@ class HostileSummary:
     over_blocks: int
     cells: int
     engines: str
+    # Each failing cell as "<verdict> <attack> on <engine>/<layer>: <what happened> (<detail>)".
+    failures: tuple[str, ...] = ()
+
+    @property
+    def clean(self) -> bool:
+        return self.leaks == 0 and self.over_blocks == 0
 
 
 def hostile_report(
@@ -860,14 +866,19 @@ def hostile_report(
     """Run the hostile suite on scratch copies of the warehouse, every layer setting.
 
     The verdict depends only on the suite, the executor's code and the warehouse, so with a
-    ``cache`` folder it is reused until one of the three changes.
+    ``cache`` folder a clean verdict is reused until one of the three changes. A failing one
+    is never cached: the next run checks again rather than repeat a verdict nobody can see
+    the cause of.
     """
     key = _guard_key(suite, warehouse, engines, timeout_s)
     cached = None if cache is None else cache / f"{key}.json"
     if cached is not None and cached.exists():
-        return HostileSummary(**json.loads(cached.read_text(encoding="utf-8")))
+        data = json.loads(cached.read_text(encoding="utf-8"))
+        summary = HostileSummary(**{**data, "failures": tuple(data.get("failures", ()))})
+        if summary.clean:
+            return summary
     summary = _run_hostile(suite, warehouse, engines, timeout_s)
-    if cached is not None:
+    if cached is not None and summary.clean:
         cached.parent.mkdir(parents=True, exist_ok=True)
         cached.write_text(json.dumps(asdict(summary)), encoding="utf-8")
     return summary
@@ -906,8 +917,18 @@ def _run_hostile(
             for target in targets:
                 target.cleanup()
     verdicts = [c.verdict for c in report.cells]
+    failures = tuple(
+        f"{c.verdict} {c.attack} on {c.engine}/{c.layer}: {c.how} ({c.detail or 'no detail'}, "
+        f"{c.seconds:.2f} s)"
+        for c in report.cells
+        if c.verdict in (LEAK, OVER_BLOCK)
+    )
     return HostileSummary(
-        verdicts.count(LEAK), verdicts.count(OVER_BLOCK), len(verdicts), ",".join(engines)
+        verdicts.count(LEAK),
+        verdicts.count(OVER_BLOCK),
+        len(verdicts),
+        ",".join(engines),
+        failures,
     )
 
 

@@ -443,13 +443,16 @@ def guardrails(
         Path(settings.warehouse_path),
         cache=Path(settings.registry_dir).parent / "guard_cache",
     )
+    for failure in report.failures:
+        context.log.error(f"hostile suite: {failure}")
     return dg.AssetCheckResult(
-        passed=report.leaks == 0 and report.over_blocks == 0,
+        passed=report.clean,
         metadata={
             "leaks": report.leaks,
             "over_blocks": report.over_blocks,
             "cells": report.cells,
             "engines": report.engines,
+            "failures": dg.MetadataValue.md("\n".join(f"- {f}" for f in report.failures) or "none"),
         },
     )
 
