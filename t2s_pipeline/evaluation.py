@@ -817,7 +817,7 @@ def regression_verdict(
     return RegressionVerdict(
         previous,
         comparison.n_shared,
-        len(comparison.exact_regressions()),
+        len(comparison.regressed_items()),
         unaccepted(comparison, decision),
     )
 

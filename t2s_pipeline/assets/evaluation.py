@@ -407,7 +407,7 @@ def regression(
         metadata={
             "previous_run": verdict.previous,
             "n_shared": verdict.n_shared,
-            "exact_regressions": verdict.n_regressed,
+            "regressed_items": verdict.n_regressed,
             "unaccepted": ", ".join(verdict.unaccepted[:30]),
             "accept_with": f"{settings.decisions_dir}/{run_id}.yaml (accepted_by, reason)",
         },

@@ -7,10 +7,13 @@ import json
 import os
 import sys
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from t2s_pipeline.errors import ConfigError
 from t2s_pipeline.store import ResultsStore
+
+if TYPE_CHECKING:
+    import pandas as pd
 
 DEFAULT_HOME = Path(".t2s/dagster_home")
 DEFAULT_RESULTS = Path(".t2s/results.duckdb")
@@ -72,10 +75,37 @@ def _runs(args: argparse.Namespace) -> int:
         print(json.dumps(runs, indent=2, default=str))
         return 0
     for run in runs:
-        exact = run["families"].get("exact", {}).get("ex", {})
-        ex = "undefined" if exact.get("mean") is None else f"{exact['mean']:.3f}"
-        print(f"{run['run_id']:<40} {run['config']:<24} items {run['n_items']:>5}  EX {ex}")
+        print(f"{run['run_id']}  (config {run['config']}, {run['n_items']} items)")
+        for family, metric, label in _HEADLINES:
+            figure = run["families"].get(family, {}).get(metric, {})
+            print(f"  {label:<17} {_figure(figure)}")
+        raised = {k: v for k, v in run["ceilings"].items() if v}
+        shown = ", ".join(f"{k} {v}" for k, v in sorted(raised.items())) or "none"
+        print(f"  {'ceilings':<17} {shown}")
     return 0
+
+
+_HEADLINES = (
+    ("exact", "ex", "EX"),
+    ("cells", "recall", "cell recall"),
+    ("columns", "recall", "column recall"),
+    ("retrieval", "recall", "retrieval recall"),
+)
+
+
+def _figure(figure: dict[str, Any]) -> str:
+    """``0.473 [0.401, 0.545] n=55``; ``undefined (n=0)`` when nothing could be measured.
+
+    >>> _figure({"mean": 0.5, "n": 4, "ci": [0.25, 0.75]})
+    '0.500 [0.250, 0.750] n=4'
+    >>> _figure({"mean": None, "n": 0, "ci": None})
+    'undefined (n=0)'
+    """
+    if figure.get("mean") is None:
+        return f"undefined (n={figure.get('n', 0)})"
+    ci = figure.get("ci")
+    interval = f" [{ci[0]:.3f}, {ci[1]:.3f}]" if ci else ""
+    return f"{figure['mean']:.3f}{interval} n={figure['n']}"
 
 
 def _summaries(store: ResultsStore) -> list[dict[str, Any]]:
@@ -127,11 +157,17 @@ def _compare(args: argparse.Namespace) -> int:
             "run_a": comparison.run_a,
             "run_b": comparison.run_b,
             "n_shared": comparison.n_shared,
-            "deltas": comparison.to_frame().to_dict("records"),
-            "regressions": comparison.regressions_frame().to_dict("records"),
+            "deltas": _records(comparison.to_frame()),
+            "regressions": _records(comparison.regressions_frame()),
         }
         print(json.dumps(data, indent=2, default=str))
     else:
         print(comparison.to_text())
     sys.stdout.flush()
     return 0
+
+
+def _records(frame: pd.DataFrame) -> list[dict[str, object]]:
+    """Rows as JSON-ready dicts: an undefined figure is null, not ``"<NA>"``."""
+    cleaned = frame.astype(object).where(frame.notna(), None)
+    return [{str(k): v for k, v in row.items()} for row in cleaned.to_dict("records")]

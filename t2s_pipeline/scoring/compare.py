@@ -1,7 +1,9 @@
 """Run comparison (SPEC §13): paired per-item deltas on the items two runs share.
 
-A regression is an item whose figure went down from run A to run B. Regressions of exact match
-are the ones the regression check warns about unless a recorded decision accepts them.
+A regression is an item whose headline figure (EX, cell recall, column recall, retrieval
+recall) went down from run A to run B, or could be measured in A and no longer can in B (it
+became undefined). The regression check warns about every regressed item until a recorded
+decision accepts it.
 """
 
 from __future__ import annotations
@@ -31,7 +33,7 @@ class Regression:
     family: str
     metric: str
     before: float
-    after: float
+    after: float | None  # None: the figure became undefined in run B
 
 
 @dataclass(frozen=True)
@@ -44,6 +46,10 @@ class Comparison:
 
     def exact_regressions(self) -> list[str]:
         return [r.item_id for r in self.regressions if r.family == "exact"]
+
+    def regressed_items(self) -> list[str]:
+        """Every item with at least one regression, each once, in the order first listed."""
+        return list(dict.fromkeys(r.item_id for r in self.regressions))
 
     def to_frame(self) -> pd.DataFrame:
         return pd.DataFrame(
@@ -68,7 +74,7 @@ class Comparison:
                 "family": [r.family for r in self.regressions],
                 "metric": [r.metric for r in self.regressions],
                 "before": [r.before for r in self.regressions],
-                "after": [r.after for r in self.regressions],
+                "after": pd.Series([r.after for r in self.regressions], dtype="Float64"),
             }
         )
 
@@ -80,7 +86,8 @@ class Comparison:
         lines.append(f"regressions: {len(self.regressions)}")
         for r in self.regressions:
             lines.append(
-                f"  {r.item_id:<40} {r.family}/{r.metric}: {r.before:.3f} -> {r.after:.3f}"
+                f"  {r.item_id:<40} {r.family}/{r.metric}: {r.before:.3f} -> "
+                + ("undefined" if r.after is None else f"{r.after:.3f}")
             )
         return "\n".join(lines)
 
@@ -116,7 +123,7 @@ def _regressed(
     return [
         Regression(str(item), family, metric, b, a)
         for item, b, a in zip(items, before, after, strict=True)
-        if b is not None and a is not None and a < b - 1e-9
+        if b is not None and (a is None or a < b - 1e-9)
     ]
 
 
@@ -152,8 +159,8 @@ def load_decision(folder: Path, run_id: str) -> Decision | None:
 
 
 def unaccepted(comparison: Comparison, decision: Decision | None) -> list[str]:
-    """Exact-match regressions of run B that no recorded decision accepts."""
-    regressed = comparison.exact_regressions()
+    """Regressed items of run B (any headline figure) that no recorded decision accepts."""
+    regressed = comparison.regressed_items()
     if decision is None or not decision.accepted_by or not decision.reason:
         return regressed
     if decision.items is None:

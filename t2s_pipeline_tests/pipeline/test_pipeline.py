@@ -14,6 +14,7 @@ from t2s_pipeline.agent.server import serve_in_thread
 from t2s_pipeline.assets.evaluation import FAST_CHECKS, guardrails, regression
 from t2s_pipeline.assets.launch import run_config
 from t2s_pipeline.cases import load_cases
+from t2s_pipeline.cli import main
 from t2s_pipeline.evaluation import compare, summarise_run
 
 from .conftest import Project
@@ -103,7 +104,7 @@ def test_rematerialising_leaves_one_copy(project: Project, instance: dg.DagsterI
 
 
 def test_changed_config_gives_a_comparable_second_partition(
-    project: Project, instance: dg.DagsterInstance
+    project: Project, instance: dg.DagsterInstance, capsys: pytest.CaptureFixture[str]
 ) -> None:
     """Offering fewer tables is a new run, and the comparison lists the retrieval regressions."""
     wide = run_config(project.config("wide"), project.settings, instance, checks=[])
@@ -120,8 +121,26 @@ def test_changed_config_gives_a_comparable_second_partition(
     recall = next(d for d in comparison.deltas if (d.family, d.metric) == ("retrieval", "recall"))
     assert recall.delta.mean is not None and recall.delta.mean < 0
     assert any(r.family == "retrieval" for r in comparison.regressions)
+    # Retrieval regressions alone (no EX change needed) make the regression check warn.
+    key = dg.AssetCheckKey(dg.AssetKey("run_summary"), "regression")
+    record = instance.event_log_storage.get_latest_asset_check_execution_by_key([key])[key]
+    assert record.status.value == "FAILED"
+    evaluation = record.event.dagster_event.event_specific_data  # type: ignore[union-attr]
+    assert evaluation.metadata["regressed_items"].value == len(comparison.regressed_items()) > 0
     deltas = project.settings.store().read("run_comparisons")
     assert {(wide.run_id, narrow.run_id)} <= set(zip(deltas["run_a"], deltas["run_b"], strict=True))
+    # The command line prints the same: every headline with its interval and n, JSON nulls.
+    results = project.settings.results_path
+    capsys.readouterr()
+    assert main(["runs", "--results", results]) == 0
+    listing = capsys.readouterr().out
+    assert listing.count("retrieval recall") == 2 and listing.count("n=65") >= 8
+    assert main(["compare", wide.run_id, narrow.run_id, "--json", "--results", results]) == 0
+    printed = capsys.readouterr().out
+    assert "<NA>" not in printed and "NaN" not in printed
+    data = json.loads(printed)
+    assert data["n_shared"] == 65
+    assert len({r["item_id"] for r in data["regressions"]}) == len(comparison.regressed_items())
 
 
 def test_failing_sut_items_are_recorded_and_the_run_completes(

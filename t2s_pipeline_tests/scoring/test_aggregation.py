@@ -101,6 +101,23 @@ def test_regressions_listed_and_accepted_only_by_a_decision(tmp_path: Path) -> N
     assert unaccepted(comparison, load_decision(tmp_path, "b")) == ["c0#1"]
 
 
+def test_every_headline_figure_regresses_and_so_does_becoming_undefined(tmp_path: Path) -> None:
+    """Cell recall alone going down is a regression the check warns about; so is a figure that
+    could be measured before and cannot be now (listed as ``after=None``)."""
+    before = _items([True, True, False, False], [1.0, 0.8, 0.5, 0.5])
+    after = _items([True, True, False, False], [1.0, 0.6, None, 0.7])
+    comparison = compare_runs("a", before, "b", after)
+    assert comparison.exact_regressions() == []
+    assert [(r.item_id, r.before, r.after) for r in comparison.regressions] == [
+        ("c0#1", 0.8, 0.6),
+        ("c1#0", 0.5, None),
+    ]
+    assert unaccepted(comparison, load_decision(tmp_path, "b")) == ["c0#1", "c1#0"]
+    assert "c1#0" in comparison.to_text() and "0.500 -> undefined" in comparison.to_text()
+    frame = comparison.regressions_frame()
+    assert frame["after"].isna().tolist() == [False, True]
+
+
 def test_permutation_bound_is_a_ceiling_not_a_scorer_fault() -> None:
     """Exact match giving up at the bound must not trip the blocking scorer self-test."""
     from t2s_pipeline.results import Column, ResultSet
