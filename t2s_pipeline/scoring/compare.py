@@ -99,6 +99,8 @@ def _ci(mean: Mean, side: int) -> float | None:
 def compare_runs(run_a: str, a: pd.DataFrame, run_b: str, b: pd.DataFrame) -> Comparison:
     """Compare two runs' joined per-item frames (one row per item_id) on their shared items."""
     shared = a.merge(b, on="item_id", suffixes=("_a", "_b"))
+    # Intervals resample whole cases: the phrasings of one case move together.
+    cases = list(shared["case_id_a"]) if "case_id_a" in shared else None
     deltas: list[MetricDelta] = []
     regressions: list[Regression] = []
     for family, metrics in FAMILY_COLUMNS.items():
@@ -107,7 +109,7 @@ def compare_runs(run_a: str, a: pd.DataFrame, run_b: str, b: pd.DataFrame) -> Co
                 continue
             before = [_num(v) for v in shared[f"{column}_a"]]
             after = [_num(v) for v in shared[f"{column}_b"]]
-            deltas.append(MetricDelta(family, metric, paired_delta(before, after)))
+            deltas.append(MetricDelta(family, metric, paired_delta(before, after, cases)))
             if (family, metric) in _HEADLINE:
                 regressions += _regressed(shared["item_id"], family, metric, before, after)
     return Comparison(run_a, run_b, len(shared), tuple(deltas), tuple(regressions))

@@ -36,37 +36,61 @@ def defined(values: Iterable[float | None]) -> list[float]:
     return [float(v) for v in values if v is not None and not _is_nan(v)]
 
 
-def mean_with_ci(values: Iterable[float | bool | None]) -> Mean:
+def mean_with_ci(
+    values: Iterable[float | bool | None], clusters: Sequence[object] | None = None
+) -> Mean:
     """Mean of the defined values with a percentile bootstrap interval.
+
+    With ``clusters`` (one label per value, e.g. the case of each item), whole clusters are
+    resampled: the phrasings of one case tend to succeed or fail together, so resampling
+    them as if independent would make the interval too narrow. The mean and n stay per item.
 
     >>> mean_with_ci([1.0, None, 0.0]).n
     2
     """
-    sample = defined(float(v) if isinstance(v, bool) else v for v in values)
-    return _summarise(sample)
+    numbers = [float(v) if isinstance(v, bool) else v for v in values]
+    labels: Sequence[object] = clusters if clusters is not None else range(len(numbers))
+    kept = [(label, float(v)) for label, v in zip(labels, numbers, strict=True) if v is not None]
+    return _summarise([(label, v) for label, v in kept if not math.isnan(v)])
 
 
-def paired_delta(before: Sequence[float | None], after: Sequence[float | None]) -> Mean:
-    """Mean of per-item ``after - before`` over items defined on both sides (paired bootstrap)."""
-    deltas = [
-        float(a) - float(b)
-        for b, a in zip(before, after, strict=True)
-        if b is not None and a is not None and not _is_nan(b) and not _is_nan(a)
+def paired_delta(
+    before: Sequence[float | None],
+    after: Sequence[float | None],
+    clusters: Sequence[object] | None = None,
+) -> Mean:
+    """Mean of per-item ``after - before`` over items defined on both sides (paired bootstrap,
+    resampling whole ``clusters`` when given, as in :func:`mean_with_ci`)."""
+    labels: Sequence[object] = clusters if clusters is not None else range(len(before))
+    kept = [
+        (label, float(a) - float(b))
+        for label, b, a in zip(labels, before, after, strict=True)
+        if b is not None and a is not None
     ]
-    return _summarise(deltas)
+    return _summarise([(label, d) for label, d in kept if not math.isnan(d)])
 
 
-def _summarise(sample: list[float]) -> Mean:
-    if not sample:
+def _summarise(kept: list[tuple[object, float]]) -> Mean:
+    if not kept:
         return Mean(None, 0, None)
-    mean = float(np.mean(sample))
+    sample = np.asarray([v for _, v in kept])
+    mean = float(sample.mean())
     if len(sample) < 2:
         return Mean(mean, 1, None)
-    if max(sample) == min(sample):
+    if sample.max() == sample.min():
         return Mean(mean, len(sample), (mean, mean))
+    sums: dict[object, float] = {}
+    counts: dict[object, int] = {}
+    for label, value in kept:
+        sums[label] = sums.get(label, 0.0) + value
+        counts[label] = counts.get(label, 0) + 1
+    if len(sums) < 2:  # one cluster: nothing independent to resample
+        return Mean(mean, len(sample), None)
     result = stats.bootstrap(
-        (np.asarray(sample),),
-        np.mean,
+        (np.asarray(list(sums.values())), np.asarray(list(counts.values()), dtype=float)),
+        _ratio,
+        paired=True,
+        vectorized=True,
         confidence_level=0.95,
         n_resamples=_RESAMPLES,
         method="percentile",
@@ -74,6 +98,11 @@ def _summarise(sample: list[float]) -> Mean:
     )
     low, high = result.confidence_interval
     return Mean(mean, len(sample), (float(low), float(high)))
+
+
+def _ratio(sums: np.ndarray, counts: np.ndarray, axis: int = -1) -> np.ndarray:
+    """The item mean of a resample of clusters: its summed values over its summed counts."""
+    return np.asarray(sums.sum(axis=axis) / counts.sum(axis=axis))
 
 
 def _is_nan(value: object) -> bool:

@@ -137,14 +137,16 @@ def family_means(items: pd.DataFrame) -> dict[str, dict[str, Mean]]:
     for family, metrics in FAMILY_COLUMNS.items():
         present = {m: c for m, c in metrics.items() if c in items}
         if present:
-            families[family] = {m: mean_with_ci(_values(items[c])) for m, c in present.items()}
+            families[family] = {
+                m: mean_with_ci(_values(items[c]), _cases(items)) for m, c in present.items()
+            }
     return families
 
 
 def ex_by_band(items: pd.DataFrame, band_column: str = "difficulty") -> dict[str, Mean]:
     """Exact-match rate per difficulty band (bands sorted by name)."""
     return {
-        str(band): mean_with_ci(_values(group["exact_match"]))
+        str(band): mean_with_ci(_values(group["exact_match"]), _cases(group))
         for band, group in sorted(items.groupby(band_column), key=lambda kv: str(kv[0]))
     }
 
@@ -176,6 +178,11 @@ def count_ceilings(counts: Mapping[str, int]) -> dict[str, int]:
 
 def _histogram(column: pd.Series) -> dict[str, int]:
     return {str(k): int(v) for k, v in column.value_counts().sort_index().items()}
+
+
+def _cases(items: pd.DataFrame) -> list[object] | None:
+    """Each item's case, so intervals resample whole cases (its phrasings move together)."""
+    return list(items["case_id"]) if "case_id" in items else None
 
 
 def _values(column: pd.Series) -> list[float | None]:

@@ -27,6 +27,21 @@ def test_paired_delta_uses_only_items_defined_on_both_sides() -> None:
     assert delta.n == 2 and delta.mean == pytest.approx(-0.5)
 
 
+def test_intervals_resample_whole_cases() -> None:
+    """Three phrasings of a case that succeed or fail together are not three independent
+    items: resampling cases gives the same mean and n with a wider interval, and one case
+    alone has no interval at all."""
+    values = [float(c % 3 == 0) for c in range(20) for _ in range(3)]
+    cases = [c for c in range(20) for _ in range(3)]
+    by_item, by_case = mean_with_ci(values), mean_with_ci(values, cases)
+    assert (by_item.mean, by_item.n) == (by_case.mean, by_case.n) == (pytest.approx(0.35), 60)
+    assert by_item.ci is not None and by_case.ci is not None
+    assert by_case.ci[1] - by_case.ci[0] > 1.3 * (by_item.ci[1] - by_item.ci[0])
+    assert mean_with_ci([1.0, 0.0, 1.0], ["a", "a", "a"]).ci is None
+    delta = paired_delta(values, [0.0] * 60, cases)
+    assert delta.mean == pytest.approx(-0.35) and delta.ci is not None and delta.ci[1] < 0
+
+
 def _evidence(**changes: object) -> ItemEvidence:
     base = dict(
         gold_failed=False, scorer_fault=False, exact_match=False, candidate_failed=False,
