@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import datetime as dt
 import json
+import math
 from collections import Counter
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import ExitStack, contextmanager, suppress
@@ -33,6 +34,7 @@ from t2s_pipeline.scoring.retrieval import score_retrieval
 from t2s_pipeline.scoring.stats import mean_with_ci
 from t2s_pipeline.scoring.summary import (
     COMPONENT_SETS,
+    FAMILY_COLUMNS,
     RunSummary,
     count_ceilings,
     diagnosis_histograms,
@@ -961,22 +963,36 @@ def describe_item(store: ResultsStore, run_id: str, item_id: str) -> str:
             lines.append(f"  {preview}")
     joined = joined_items(store, run_id)
     figures = joined[joined["item_id"] == item_id].iloc[0].to_dict()
-    for name in (
-        "exact_match",
-        "columns_precision",
-        "columns_recall",
-        "cells_precision",
-        "cells_recall",
-        "recall",
-        "precision",
-        "category",
-        "ceilings_json",
-        "pairs_json",
-        "key_json",
+    for family, metrics in FAMILY_COLUMNS.items():
+        shown = [
+            f"{metric} {_shown(figures[column])}"
+            for metric, column in metrics.items()
+            if column in figures
+        ]
+        if shown:
+            lines.append(f"{family}: " + ", ".join(shown))
+    for name, label in (
+        ("category", "diagnosis"),
+        ("ceilings_json", "ceilings"),
+        ("pairs_json", "column pairs"),
+        ("key_json", "row key"),
     ):
         if name in figures:
-            lines.append(f"{name}: {figures[name]}")
+            lines.append(f"{label}: {_shown(figures[name])}")
     return "\n".join(lines)
+
+
+def _shown(value: object) -> str:
+    """A stored figure for people: ``undefined`` for NULL, three decimals for a fraction.
+
+    >>> [_shown(None), _shown(float("nan")), _shown(0.5), _shown(True), _shown("[]")]
+    ['undefined', 'undefined', '0.500', 'True', '[]']
+    """
+    if value is None or value is pd.NA or (isinstance(value, float) and math.isnan(value)):
+        return "undefined"
+    if isinstance(value, float):
+        return f"{value:.3f}"
+    return str(value)
 
 
 # --- One pair of queries, as `t2s score` scores it --------------------------------------------------
