@@ -739,6 +739,23 @@ def summarise_run(store: ResultsStore, run_id: str) -> RunSummary:
     )
 
 
+def code_fingerprint() -> str:
+    """A hash of the package's source, so runs made by different code can be told apart
+    (the run id covers the configuration and the cases, not the harness).
+
+    >>> len(code_fingerprint())
+    12
+    """
+    import hashlib
+
+    root = Path(__file__).parent
+    digest = hashlib.sha256()
+    for path in sorted(root.rglob("*.py")):
+        digest.update(path.relative_to(root).as_posix().encode())
+        digest.update(path.read_bytes())
+    return digest.hexdigest()[:12]
+
+
 def record_run_start(store: ResultsStore, spec: RunSpec, case_set: CaseSet) -> None:
     """The ``runs`` row: config and hashes, warehouse snapshot, code version, start."""
     from importlib.metadata import version
@@ -758,7 +775,7 @@ def record_run_start(store: ResultsStore, spec: RunSpec, case_set: CaseSet) -> N
         "case_set_hash": case_set.content_hash,
         "cases_dir": spec.config.cases,
         "snapshot_hash": snapshot,
-        "code_version": version("t2s_pipeline"),
+        "code_version": f"{version('t2s_pipeline')}+{code_fingerprint()}",
         "started_at": dt.datetime.now(dt.UTC).replace(tzinfo=None),
         "ended_at": pd.NaT,
         "summary_json": None,

@@ -119,6 +119,7 @@ def _summaries(store: ResultsStore) -> list[dict[str, Any]]:
                 "config": row.config_name,
                 "started_at": row.started_at,
                 "ended_at": row.ended_at,
+                "code_version": getattr(row, "code_version", None),
                 "n_items": summary.get("n_items", 0),
                 "families": summary.get("families", {}),
                 "ceilings": summary.get("ceilings", {}),
