@@ -74,6 +74,8 @@ def _runs(args: argparse.Namespace) -> int:
     if args.json:
         print(json.dumps(runs, indent=2, default=str))
         return 0
+    if not runs:
+        print(f"no runs in {args.results} yet; `t2s run --config configs/baseline.yaml` makes one")
     for run in runs:
         print(f"{run['run_id']}  (config {run['config']}, {run['n_items']} items)")
         for family, metric, label in _HEADLINES:
