@@ -48,22 +48,47 @@ def evaluation_guard(domain: Domain, eval_row_cap: int | None = 100_000) -> Guar
 
 @contextmanager
 def catalog_connection(target: str, engine: str) -> Iterator[Any]:
-    """A read-only connection used only to read the catalogue (never to run case SQL)."""
+    """A read-only connection used only to read the catalogue (never to run case SQL).
+
+    Raises ExecutionError, naming the database (password masked) and the fix, when it cannot
+    be opened.
+    """
+    if engine != "postgres" and not Path(target).exists():
+        raise ExecutionError(f"database {target} does not exist; build it with `t2s demo build`")
+    try:
+        conn = _open_catalog(target, engine)
+    except Exception as error:  # each driver has its own errors; all mean "cannot open it"
+        from t2s_pipeline.execution.postgres_engine import connect_error, mask_password
+
+        if engine == "postgres":
+            shown, fix = (
+                mask_password(target),
+                (
+                    "check the URL (postgresql://user:password@host:port/database) and that the "
+                    "server is running"
+                ),
+            )
+        else:
+            shown, fix = target, f"give a {engine} database file (`t2s demo build` makes one)"
+        raise ExecutionError(
+            f"cannot open {shown}: {connect_error(target, error)}. Fix: {fix}"
+        ) from error
+    with closing(conn):
+        yield conn
+
+
+def _open_catalog(target: str, engine: str) -> Any:
     if engine == "postgres":
         import psycopg2
 
         conn = psycopg2.connect(target)
         conn.set_session(readonly=True)
-    elif not Path(target).exists():
-        raise ExecutionError(f"database {target} does not exist; build it with `t2s demo build`")
-    elif engine == "sqlite":
-        conn = sqlite3.connect(f"file:{target}?mode=ro", uri=True)
-    else:
-        import duckdb
+        return conn
+    if engine == "sqlite":
+        return sqlite3.connect(f"file:{target}?mode=ro", uri=True)
+    import duckdb
 
-        conn = duckdb.connect(target, read_only=True)
-    with closing(conn):
-        yield conn
+    return duckdb.connect(target, read_only=True)
 
 
 def live_schema(target: str, engine: str, schemas: Sequence[str] | None = None) -> Schema:

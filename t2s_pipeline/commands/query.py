@@ -9,6 +9,7 @@ import argparse
 import json
 
 from t2s_pipeline.demo.schema import ALLOWED_SCHEMAS
+from t2s_pipeline.errors import ConfigError
 from t2s_pipeline.execution import LAYERS, Guard, QueryOutcome, detect_engine, open_executor
 
 DEFAULT_ROW_LIMIT = 1000
@@ -38,7 +39,12 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    """Run the statement and print the outcome; refusals are outcomes, not failures."""
+    """Run the statement and print the outcome; refusals are outcomes, not failures.
+
+    Exit code 0 for rows or a refusal, 1 when the statement ran and failed, 2 for bad input.
+    """
+    if not args.sql.strip():
+        raise ConfigError("--sql is empty: give the statement to run")
     engine = detect_engine(args.db)
     default_allow = ("main",) if engine == "sqlite" else ALLOWED_SCHEMAS
     guard = Guard(
@@ -51,7 +57,7 @@ def run(args: argparse.Namespace) -> int:
     with open_executor(args.db, guard) as executor:
         outcome = executor.run(args.sql)
     print(json.dumps(outcome.to_json()) if args.json else render(outcome))
-    return 0
+    return 1 if outcome.error is not None else 0
 
 
 def render(outcome: QueryOutcome) -> str:

@@ -7,6 +7,7 @@ import json
 from pathlib import Path
 
 from t2s_pipeline.config import ScorerSettings
+from t2s_pipeline.errors import ConfigError
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -23,7 +24,13 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 
 def _sql(value: str) -> str:
-    return Path(value[1:]).read_text(encoding="utf-8") if value.startswith("@") else value
+    """The SQL text itself, or the contents of ``@file.sql``."""
+    if not value.startswith("@"):
+        return value
+    try:
+        return Path(value[1:]).read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as error:
+        raise ConfigError(f"cannot read SQL from {value[1:]}: {error}") from error
 
 
 def _score(args: argparse.Namespace) -> int:

@@ -129,7 +129,7 @@ class PostgresBackend:
         except psycopg2.Error as error:
             raise ExecutionError(
                 f"cannot connect to PostgreSQL at {mask_password(self.url)}: "
-                f"{first_line(str(error))}"
+                f"{connect_error(self.url, error)}"
             ) from error
         conn.autocommit = not self.hardened
         if self.hardened:
@@ -193,14 +193,29 @@ def _classify(error: psycopg2.Error, fired: bool, timeout_s: float) -> Exception
     return QueryFailed(message)
 
 
+_UNPARSEABLE = "postgresql://(a URL that cannot be parsed)"
+
+
+def connect_error(url: str, error: BaseException) -> str:
+    """The driver's reason, unless the URL is unparseable: the driver then echoes the whole
+    URL, password included, so only "not a valid URL" is said."""
+    if mask_password(url) == _UNPARSEABLE:
+        return "not a valid PostgreSQL URL"
+    return first_line(str(error)) or type(error).__name__
+
+
 def mask_password(url: str) -> str:
     """The URL with its password replaced by ``***``, for messages.
 
     >>> mask_password("postgresql://u:secret@localhost:5432/db")
     'postgresql://u:***@localhost:5432/db'
     """
-    parts = urllib.parse.urlsplit(url)
-    if parts.password is None:
+    try:
+        parts = urllib.parse.urlsplit(url)
+        password = parts.password
+    except ValueError:  # not even a URL: show nothing of it, it may hold a password
+        return _UNPARSEABLE
+    if password is None:
         return url
-    netloc = parts.netloc.replace(f":{parts.password}@", ":***@", 1)
+    netloc = parts.netloc.replace(f":{password}@", ":***@", 1)
     return urllib.parse.urlunsplit(parts._replace(netloc=netloc))

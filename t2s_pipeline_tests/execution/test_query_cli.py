@@ -59,3 +59,13 @@ def test_readable_table(warehouse: Path, capsys: pytest.CaptureFixture[str]) -> 
     out = capsys.readouterr().out.splitlines()
     assert out[0].split() == ["region_cd", "n"]
     assert out[-1].startswith("4 row(s)")
+
+
+def test_exit_codes_for_failures_and_bad_input(
+    warehouse: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A statement that ran and failed exits 1; an empty --sql is bad input (2)."""
+    failed = main(["query", "--db", str(warehouse), "--sql", "SELECT * FROM sales.nope"])
+    assert failed == 1 and "error:" in capsys.readouterr().out
+    assert main(["query", "--db", str(warehouse), "--sql", "   "]) == 2
+    assert "--sql is empty" in capsys.readouterr().err

@@ -46,3 +46,28 @@ def test_a_refused_candidate_is_a_ceiling(
     assert data["candidate"]["status"] == "refused"
     assert data["ceilings"] == ["refused"]
     assert data["exact_match"] is False
+
+
+@pytest.mark.parametrize(
+    ("db", "expected"),
+    [
+        ("postgresql://u:secret@127.0.0.1:1/db", "cannot open postgresql://u:***@127.0.0.1:1/db"),
+        ("postgresql://u:secret@[bad", "not a valid PostgreSQL URL"),
+        ("README.md", "cannot open README.md"),
+    ],
+)
+def test_a_database_that_cannot_be_opened_is_a_clear_error(
+    capsys: pytest.CaptureFixture[str], db: str, expected: str
+) -> None:
+    """No traceback: exit 2 with the database named (password masked) and the fix."""
+    code = main(["score", "--db", db, "--gold", "SELECT 1", "--candidate", "SELECT 1"])
+    err = capsys.readouterr().err
+    assert code == 2 and expected in err and "Fix:" in err and "secret" not in err
+
+
+def test_a_missing_sql_file_is_a_clear_error(
+    warehouse: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    missing = tmp_path / "nofile.sql"
+    code = main(["score", "--db", str(warehouse), "--gold", f"@{missing}", "--candidate", "x"])
+    assert code == 2 and f"cannot read SQL from {missing}" in capsys.readouterr().err
