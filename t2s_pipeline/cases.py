@@ -142,9 +142,19 @@ def load_domain(folder: Path | str) -> Domain:
 
     folder = Path(folder)
     path = folder / "domain.yaml"
+    if not folder.is_dir():
+        raise CaseError(
+            str(folder), "-", "the case folder does not exist",
+            "give a folder holding domain.yaml and case files, e.g. cases/erp",
+        )  # fmt: skip
     if not path.exists():
         raise CaseError(str(path), "-", "the domain file is missing", "create domain.yaml")
-    data = _read_yaml(path)
+    try:
+        data = _read_yaml(path)
+    except (yaml.YAMLError, UnicodeDecodeError) as error:
+        raise CaseError(
+            str(path), "-", f"not valid UTF-8 YAML ({error})", "fix the file's YAML syntax"
+        ) from error
     if not isinstance(data, Mapping):
         raise CaseError(str(path), "-", "not a YAML mapping", "write key: value pairs")
     for key in ("engine", "dialect", "database", "allowed_schemas"):
@@ -216,6 +226,8 @@ def parse_case(path: Path, min_phrasings: int = 0) -> tuple[Case | None, list[Ca
         data = _read_yaml(path)
     except yaml.YAMLError as error:
         return None, [CaseProblem(where, "-", f"not valid YAML ({error})", "fix the YAML syntax")]
+    except UnicodeDecodeError as error:
+        return None, [CaseProblem(where, "-", f"not UTF-8 text ({error})", "save it as UTF-8")]
     if not isinstance(data, Mapping):
         return None, [CaseProblem(where, "-", "not a YAML mapping", "write 'key: value' fields")]
     case_id = data.get("id")

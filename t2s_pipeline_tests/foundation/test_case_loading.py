@@ -3,10 +3,12 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 import pytest
 
 from t2s_pipeline.cases import expected_block, load_cases, parse_case, write_expected
+from t2s_pipeline.errors import CaseError
 
 DOMAIN = """\
 name: t
@@ -65,6 +67,32 @@ def test_bad_file_is_reported_and_others_load(tmp_path: Path, kind: str) -> None
     assert reported.field == field
     assert problem in reported.problem
     assert "Fix:" in str(reported)
+
+
+def test_a_file_that_is_not_utf8_is_reported_and_others_load(tmp_path: Path) -> None:
+    folder = _domain(tmp_path, {"good.yaml": GOOD.format(id="good")})
+    (folder / "bad.yaml").write_bytes(b"\xff\xfeid: x\n")
+    case_set = load_cases(folder)
+    assert [c.id for c in case_set.cases] == ["good"]
+    assert "not UTF-8" in case_set.problems[0].problem
+
+
+@pytest.mark.parametrize(
+    ("make", "message"),
+    [
+        (
+            lambda p: (p / "domain.yaml").write_text(DOMAIN + "name: [oops\n"),
+            "not valid UTF-8 YAML",
+        ),
+        (lambda p: None, "the domain file is missing"),
+    ],
+)
+def test_a_bad_domain_or_folder_is_a_case_error(tmp_path: Path, make: Any, message: str) -> None:
+    make(tmp_path)
+    with pytest.raises(CaseError, match=message):
+        load_cases(tmp_path)
+    with pytest.raises(CaseError, match="the case folder does not exist"):
+        load_cases(tmp_path / "nope")
 
 
 def test_duplicate_ids_are_reported(tmp_path: Path) -> None:
