@@ -194,6 +194,12 @@ def load_cases(folder: Path | str) -> CaseSet:
     problems: list[CaseProblem] = []
     digest = hashlib.sha256((folder / "domain.yaml").read_bytes())
     seen: dict[str, str] = {}
+    for path in sorted(folder.glob("*.yml")):  # would be skipped without a word otherwise
+        problems.append(
+            CaseProblem(
+                str(path), "-", "ignored: case files end in .yaml", f"rename it {path.stem}.yaml"
+            )
+        )
     for path in sorted(folder.glob("*.yaml")):
         if path.name in ("domain.yaml", "labels.yaml"):
             continue

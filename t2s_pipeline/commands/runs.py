@@ -77,7 +77,11 @@ def _runs(args: argparse.Namespace) -> int:
     if not runs:
         print(f"no runs in {args.results} yet; `t2s run --config configs/baseline.yaml` makes one")
     for run in runs:
-        print(f"{run['run_id']}  (config {run['config']}, {run['n_items']} items)")
+        unfinished = run["ended_at"] is None or str(run["ended_at"]) in ("NaT", "None")
+        state = (
+            "  NOT FINISHED (failed or still running; see the Dagster run)" if unfinished else ""
+        )
+        print(f"{run['run_id']}  (config {run['config']}, {run['n_items']} items){state}")
         for family, metric, label in _HEADLINES:
             figure = run["families"].get(family, {}).get(metric, {})
             print(f"  {label:<17} {_figure(figure)}")

@@ -121,3 +121,12 @@ def test_freezing_keeps_the_rest_of_the_file(tmp_path: Path) -> None:
     assert problems == [] and case is not None and case.expected_result is not None
     assert case.expected_result.rows == ((4,),)
     assert path.read_text().startswith("# a comment\n")
+
+
+def test_a_yml_file_is_reported_not_skipped(tmp_path: Path) -> None:
+    folder = _domain(tmp_path, {"good.yaml": GOOD.format(id="good"), "other.yml": GOOD})
+    case_set = load_cases(folder)
+    assert [c.id for c in case_set.cases] == ["good"]
+    assert [(p.path.endswith("other.yml"), p.fix) for p in case_set.problems] == [
+        (True, "rename it other.yaml")
+    ]

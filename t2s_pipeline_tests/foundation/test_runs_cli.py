@@ -1,0 +1,29 @@
+"""``t2s runs`` on a store with no runs and with a run that never finished."""
+
+from __future__ import annotations
+
+import datetime as dt
+from pathlib import Path
+
+import pandas as pd
+import pytest
+
+from t2s_pipeline.cli import main
+from t2s_pipeline.store import ResultsStore
+
+
+def test_no_runs_says_how_to_make_one(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["runs", "--results", str(tmp_path / "r.duckdb")]) == 0
+    assert "no runs in" in capsys.readouterr().out
+
+
+def test_an_unfinished_run_is_marked(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """A run that failed midway keeps its row but never gets an end time: say so."""
+    store = ResultsStore(tmp_path / "r.duckdb")
+    row = {"run_id": "x-1", "config_name": "x", "started_at": dt.datetime(2026, 1, 1),
+           "ended_at": pd.NaT, "summary_json": None}  # fmt: skip
+    frame = pd.DataFrame([row]).astype({"ended_at": "datetime64[us]", "summary_json": "string"})
+    store.replace_run("runs", "x-1", frame)
+    assert main(["runs", "--results", str(tmp_path / "r.duckdb")]) == 0
+    out = capsys.readouterr().out
+    assert "x-1  (config x, 0 items)  NOT FINISHED" in out and "undefined (n=0)" in out
