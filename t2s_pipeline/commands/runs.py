@@ -44,6 +44,39 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     compare.set_defaults(func=_compare)
 
 
+def preflight(config_path: Path) -> None:
+    """Before a run is registered: the configuration is valid, and the SUT it names can be
+    reached (HTTP health) or read (replay file). Raises ConfigError naming the fix.
+
+    A run that starts anyway (from the UI or a sensor) still records each item's failure.
+    """
+    from t2s_pipeline.config import load_config
+    from t2s_pipeline.errors import SutError
+    from t2s_pipeline.sut.http import HttpSettings, HttpSutClient
+    from t2s_pipeline.sut.replay import read_replay
+
+    config = load_config(config_path)
+    try:
+        if config.sut.kind == "replay" and config.sut.file:
+            read_replay(Path(config.sut.file))
+        elif config.sut.kind == "http" and config.sut.url:
+            client = HttpSutClient(HttpSettings(config.sut.url, request_timeout_s=10.0))
+            try:
+                client.health()
+            finally:
+                client.close()
+    except SutError as error:
+        fix = (
+            "correct sut.file or the file it names"
+            if config.sut.kind == "replay"
+            else "start the SUT, or correct sut.url"
+        )
+        raise ConfigError(
+            f"{config_path}: the SUT is not ready: {str(error).rstrip('.?')}. "
+            f"Fix: {fix}; no run was registered"
+        ) from error
+
+
 def dagster_home() -> Path:
     """``DAGSTER_HOME`` if set, else a project-local instance that ``dagster dev`` can share."""
     home = Path(os.environ.get("DAGSTER_HOME", DEFAULT_HOME)).resolve()
@@ -58,6 +91,7 @@ def run_command(args: argparse.Namespace) -> int:
     from t2s_pipeline.assets.launch import run_config
     from t2s_pipeline.assets.resources import T2SSettings
 
+    preflight(args.config)
     home = dagster_home()
     outcome = run_config(args.config, T2SSettings(results_path=str(args.results)))
     print(outcome.summary_markdown)

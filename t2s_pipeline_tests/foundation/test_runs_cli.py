@@ -27,3 +27,32 @@ def test_an_unfinished_run_is_marked(tmp_path: Path, capsys: pytest.CaptureFixtu
     assert main(["runs", "--results", str(tmp_path / "r.duckdb")]) == 0
     out = capsys.readouterr().out
     assert "x-1  (config x, 0 items)  NOT FINISHED" in out and "undefined (n=0)" in out
+
+
+def _closed_port() -> int:
+    import socket
+
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+@pytest.mark.parametrize("kind", ["http", "replay"])
+def test_run_checks_the_sut_before_registering(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], kind: str
+) -> None:
+    """An unreachable SUT or an unreadable replay file stops `t2s run` before any run exists."""
+    (tmp_path / "bad.jsonl").write_text('{"meta": {}}\nnot json\n')
+    sut = (
+        f"  kind: http\n  url: http://127.0.0.1:{_closed_port()}/\n"
+        if kind == "http"
+        else f"  kind: replay\n  file: {tmp_path / 'bad.jsonl'}\n"
+    )
+    config = tmp_path / "c.yaml"
+    config.write_text(f"name: c\ncases: cases/erp\nsut:\n{sut}")
+    results = tmp_path / "r.duckdb"
+    assert main(["run", "--config", str(config), "--results", str(results)]) == 2
+    err = capsys.readouterr().err
+    assert "the SUT is not ready" in err and "no run was registered" in err
+    assert ("bad.jsonl:2: not JSON" in err) if kind == "replay" else ("Connection refused" in err)
+    assert ResultsStore(results).read("runs").empty
