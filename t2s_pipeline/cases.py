@@ -164,6 +164,20 @@ def load_domain(folder: Path | str) -> Domain:
         raise CaseError(
             str(path), "engine", f"unknown engine {data['engine']!r}", f"use one of {ENGINES}"
         )
+    if str(data["dialect"]) != str(data["engine"]):
+        # The guard's filter must read a statement exactly as the database will run it.
+        raise CaseError(
+            str(path), "dialect", f"{data['dialect']!r} does not match engine {data['engine']!r}",
+            f"write 'dialect: {data['engine']}' (the filter must read SQL as the database does)",
+        )  # fmt: skip
+    if data.get("as_of") is not None and not isinstance(data["as_of"], dt.date):
+        try:
+            dt.date.fromisoformat(str(data["as_of"]))
+        except ValueError:
+            raise CaseError(
+                str(path), "as_of", f"{data['as_of']!r} is not a date",
+                "write the pinned date as YYYY-MM-DD",
+            ) from None  # fmt: skip
     schemas = data["allowed_schemas"]
     if not isinstance(schemas, list) or not schemas:
         raise CaseError(

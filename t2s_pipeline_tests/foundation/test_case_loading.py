@@ -95,6 +95,22 @@ def test_a_bad_domain_or_folder_is_a_case_error(tmp_path: Path, make: Any, messa
         load_cases(tmp_path / "nope")
 
 
+@pytest.mark.parametrize(
+    ("old", "new", "field"),
+    [
+        ("dialect: duckdb", "dialect: oracle", "dialect"),
+        ("dialect: duckdb", "dialect: postgres", "dialect"),
+        ("as_of: 2025-06-30", "as_of: yesterday", "as_of"),
+    ],
+)
+def test_domain_fields_are_checked(tmp_path: Path, old: str, new: str, field: str) -> None:
+    """A dialect the engine does not speak (the filter would read SQL differently from the
+    database) and an as_of that is not a date stop the load with the field named."""
+    (tmp_path / "domain.yaml").write_text(DOMAIN.replace(old, new))
+    with pytest.raises(CaseError, match=f"field '{field}'"):
+        load_cases(tmp_path)
+
+
 def test_duplicate_ids_are_reported(tmp_path: Path) -> None:
     """Two files claiming one id would make leave-one-out exclude the wrong case."""
     folder = _domain(tmp_path, {"a.yaml": GOOD.format(id="same"), "b.yaml": GOOD.format(id="same")})
