@@ -167,11 +167,24 @@ def freeze_case_set(case_set: CaseSet, progress: Progress | None = None) -> list
     return problems
 
 
+def _refusal_fix(reason: str) -> str:
+    """What to change, by what the guard said (the reasons are the filter's own wording).
+
+    >>> _refusal_fix("cannot parse the statement: Invalid expression")
+    'correct the SQL syntax in gold_sql'
+    """
+    if reason.startswith("cannot parse"):
+        return "correct the SQL syntax in gold_sql"
+    if "outside the allowlisted schemas" in reason:
+        return "read only allowlisted schemas, or add the schema to allowed_schemas in domain.yaml"
+    return "write gold_sql as one read-only statement over the allowlisted schemas"
+
+
 def _gold_problem(case: Case, outcome: QueryOutcome) -> CaseProblem | None:
     if outcome.refused:
         return CaseProblem(
             case.path, "gold_sql", f"refused by the {outcome.layer} layer: {outcome.reason}",
-            "read only allowlisted schemas, in one read-only statement", case.id,
+            _refusal_fix(outcome.reason or ""), case.id,
         )  # fmt: skip
     if outcome.error is not None:
         return CaseProblem(

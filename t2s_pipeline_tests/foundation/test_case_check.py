@@ -40,14 +40,17 @@ def test_gold_problems_are_reported_per_case(tmp_path: Path, warehouse: Path) ->
             "fine": "SELECT count(*) FROM sales.orders",
             "secret": "SELECT count(*) FROM hr.salaries",
             "typo": "SELECT count(nope) FROM sales.orders",
+            "garbled": "SELECT count(* FROM sales.orders",
         },
     )
     report = check_case_set(load_cases(folder))
     assert not report.ok
     by_case = {p.case_id: p for p in report.problems}
-    assert set(by_case) == {"secret", "typo"}
+    assert set(by_case) == {"secret", "typo", "garbled"}
     assert "refused" in by_case["secret"].problem and by_case["secret"].field == "gold_sql"
+    assert "allowed_schemas in domain.yaml" in by_case["secret"].fix
     assert "does not run" in by_case["typo"].problem
+    assert by_case["garbled"].fix == "correct the SQL syntax in gold_sql"
 
 
 def test_twins_are_reported(tmp_path: Path, warehouse: Path) -> None:
