@@ -143,7 +143,10 @@ def check_case_set(case_set: CaseSet, progress: Progress | None = None) -> Check
     report.snapshot_mismatch = _snapshot_mismatch(case_set.domain)
     for index, case in enumerate(case_set.cases, start=1):
         say(f"[{index}/{len(case_set.cases)}] {case.id}")
-        problem = _gold_problem(case, run_gold(case_set.domain, case))
+        outcome = run_gold(case_set.domain, case)
+        problem = _gold_problem(case, outcome)
+        if problem is None and not report.snapshot_mismatch:  # a new snapshot explains drift
+            problem = _drift_problem(case, outcome)
         if problem is not None:
             report.problems.append(problem)
     twins = find_twins(case_set.cases, case_set.domain)
@@ -178,6 +181,25 @@ def _refusal_fix(reason: str) -> str:
     if "outside the allowlisted schemas" in reason:
         return "read only allowlisted schemas, or add the schema to allowed_schemas in domain.yaml"
     return "write gold_sql as one read-only statement over the allowlisted schemas"
+
+
+def _drift_problem(case: Case, outcome: QueryOutcome) -> CaseProblem | None:
+    """The frozen ``expected_result`` no longer equals the live gold result (§10 gold_drift)."""
+    from t2s_pipeline.config import ScorerSettings
+    from t2s_pipeline.evaluation import gold_drift
+    from t2s_pipeline.execution.records import from_outcome
+
+    if case.expected_result is None or not gold_drift(
+        case, from_outcome("gold", outcome), ScorerSettings()
+    ):
+        return None
+    return CaseProblem(
+        case.path, "expected_result",
+        f"differs from the live gold result ({len(case.expected_result.rows)} row(s) frozen, "
+        f"{len(outcome.rows)} live)",
+        "if the data or the SQL changed on purpose, re-freeze with `t2s cases freeze`",
+        case.id,
+    )  # fmt: skip
 
 
 def _gold_problem(case: Case, outcome: QueryOutcome) -> CaseProblem | None:

@@ -74,6 +74,13 @@ def test_freeze_then_check_is_clean(tmp_path: Path, warehouse: Path) -> None:
     case = load_cases(folder).cases[0]
     assert case.expected_result is not None and case.expected_result.columns == ("n",)
     assert main(["cases", "check", str(folder)]) == 0
+    # A frozen result that no longer matches the live one is drift, named with the fix.
+    path = folder / "n.yaml"
+    frozen = case.expected_result.rows[0][0]
+    path.write_text(path.read_text().replace(f"- [{frozen}]", f"- [{frozen + 1}]"))
+    report = check_case_set(load_cases(folder))
+    assert [(p.case_id, p.field) for p in report.problems] == [("n", "expected_result")]
+    assert "cases freeze" in report.problems[0].fix
 
 
 def test_cli_exits_non_zero_on_a_bad_file(
