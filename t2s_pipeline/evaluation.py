@@ -578,7 +578,26 @@ def item_isolated(honours_exclusions: bool, item: Item, outcome: ItemOutcome) ->
     """
     if not honours_exclusions or not item.exclude:
         return False
-    return not set(item.exclude) & returned_examples(outcome)
+    return not excluded_returned(item, outcome)
+
+
+def response_rows(
+    outcomes: Sequence[ItemOutcome], items: Mapping[str, Item], honours_exclusions: bool
+) -> tuple[list[dict[str, object]], list[str]]:
+    """The ``sut_responses`` rows with each item's isolation, and the ids of items that got
+    back an example excluded for them."""
+    rows = [
+        outcome_row(o, items[o.item_id])
+        | {"isolated": item_isolated(honours_exclusions, items[o.item_id], o)}
+        for o in outcomes
+    ]
+    leaked = [o.item_id for o in outcomes if excluded_returned(items[o.item_id], o)]
+    return rows, leaked
+
+
+def excluded_returned(item: Item, outcome: ItemOutcome) -> set[str]:
+    """The excluded case ids (the case, its twins) that came back anyway."""
+    return set(item.exclude) & returned_examples(outcome)
 
 
 def returned_examples(outcome: ItemOutcome) -> set[str]:

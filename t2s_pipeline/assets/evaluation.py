@@ -116,14 +116,7 @@ def sut_responses(
         isolated = ev.isolation(client, context.log.warning)
         outcomes = asyncio.run(client.ask_all(run_items, spec.run_id, _progress(context, "asked")))
     by_id = {i.item_id: i for i in run_items}
-    responses = [
-        ev.outcome_row(o, by_id[o.item_id])
-        | {"isolated": ev.item_isolated(isolated, by_id[o.item_id], o)}
-        for o in outcomes
-    ]
-    leaked = [
-        o.item_id for o in outcomes if set(by_id[o.item_id].exclude) & ev.returned_examples(o)
-    ]
+    responses, leaked = ev.response_rows(outcomes, by_id, isolated)
     if leaked:
         context.log.warning(
             f"{len(leaked)} item(s) got back an example that was excluded (the case or a twin), "

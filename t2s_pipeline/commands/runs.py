@@ -134,18 +134,17 @@ _HEADLINES = (
 
 
 def _figure(figure: dict[str, Any]) -> str:
-    """``0.473 [0.401, 0.545] n=55``; ``undefined (n=0)`` when nothing could be measured.
+    """A stored mean as :class:`Mean` prints it.
 
     >>> _figure({"mean": 0.5, "n": 4, "ci": [0.25, 0.75]})
-    '0.500 [0.250, 0.750] n=4'
+    '0.500 [0.250, 0.750] (n=4)'
     >>> _figure({"mean": None, "n": 0, "ci": None})
     'undefined (n=0)'
     """
-    if figure.get("mean") is None:
-        return f"undefined (n={figure.get('n', 0)})"
+    from t2s_pipeline.scoring.stats import Mean
+
     ci = figure.get("ci")
-    interval = f" [{ci[0]:.3f}, {ci[1]:.3f}]" if ci else ""
-    return f"{figure['mean']:.3f}{interval} n={figure['n']}"
+    return str(Mean(figure.get("mean"), int(figure.get("n", 0)), (ci[0], ci[1]) if ci else None))
 
 
 def _summaries(store: ResultsStore) -> list[dict[str, Any]]:
