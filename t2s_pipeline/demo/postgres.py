@@ -38,6 +38,7 @@ from psycopg2 import sql
 
 from t2s_pipeline.demo.schema import ALLOWED_SCHEMAS, TABLES, TableDef, create_statements
 from t2s_pipeline.errors import ExecutionError
+from t2s_pipeline.execution.postgres_role import BYPASSING_FUNCTIONS
 
 CHUNK_ROWS = 50_000
 READER_SETTINGS: dict[str, str] = {
@@ -47,16 +48,37 @@ READER_SETTINGS: dict[str, str] = {
     "temp_file_limit": "1GB",
     "idle_in_transaction_session_timeout": "60s",
 }
-# Functions every role may call by default that write, sleep, or run SQL given as text.
+# Functions every role may call by default that write, sleep, run SQL given as text, or bypass
+# privileges (settings, statistics, object definitions and comments, other backends, server
+# addresses, large objects, advisory locks, notifications, transaction ids). The role check
+# (execution/postgres_role.py) refuses a reader that can still execute one of them.
 _REVOKED_FUNCTIONS_SQL = """
 SELECT p.oid::regprocedure::text FROM pg_proc p
 WHERE p.pronamespace = 'pg_catalog'::regnamespace
-  AND (p.proname LIKE 'lo\\_%%' OR p.proname IN ('lowrite', 'set_config', 'pg_sleep',
-       'pg_sleep_for', 'pg_sleep_until', 'query_to_xml', 'query_to_xmlschema',
-       'query_to_xml_and_xmlschema', 'cursor_to_xml', 'table_to_xml', 'schema_to_xml',
-       'database_to_xml', 'pg_advisory_lock', 'pg_advisory_xact_lock'))
+  AND (p.proname LIKE 'lo\\_%%' OR p.proname LIKE 'pg\\_%%advisory%%'
+       OR p.proname LIKE 'pg\\_stat\\_get\\_%%' OR p.proname LIKE 'pg\\_get\\_%%def'
+       OR p.proname = ANY(%s))
 ORDER BY 1
 """
+REVOKED_FUNCTIONS: tuple[str, ...] = (
+    "lowrite", "loread", "set_config", "pg_sleep", "pg_sleep_for", "pg_sleep_until",
+    "query_to_xml", "query_to_xmlschema", "query_to_xml_and_xmlschema", "cursor_to_xml",
+    "cursor_to_xmlschema", "table_to_xml", "table_to_xmlschema", "table_to_xml_and_xmlschema",
+    "schema_to_xml", "schema_to_xmlschema", "schema_to_xml_and_xmlschema", "database_to_xml",
+    "database_to_xmlschema", "database_to_xml_and_xmlschema", "ts_stat", "ts_rewrite",
+    "pg_show_all_settings", "pg_show_all_file_settings", "pg_get_viewdef", "pg_get_functiondef",
+    "pg_get_function_arguments", "pg_get_expr", "obj_description", "col_description",
+    "shobj_description", "pg_notify", "pg_listening_channels", "pg_current_xact_id",
+    "pg_current_xact_id_if_assigned", "txid_current", "txid_current_if_assigned",
+    "pg_current_snapshot", "txid_current_snapshot", "inet_server_addr", "inet_server_port",
+    "inet_client_addr", "inet_client_port", "pg_backend_pid", "pg_postmaster_start_time",
+    "pg_conf_load_time", "pg_blocking_pids", "pg_safe_snapshot_blocking_pids",
+    "pg_terminate_backend", "pg_cancel_backend", "pg_relation_size", "pg_table_size",
+    "pg_total_relation_size", "pg_indexes_size", "pg_database_size", "pg_tablespace_size",
+    "pg_relation_filepath", "pg_relation_filenode", "pg_ls_dir", "pg_read_file",
+    "pg_read_binary_file", "pg_stat_file", "version", "current_setting",
+)  # fmt: skip
+"""What the reader role recipe revokes from PUBLIC in the warehouse database."""
 
 
 def load_postgres(
@@ -117,7 +139,7 @@ def grant_reader(cursor: Any, database: str, role: str, schemas: tuple[str, ...]
         name = sql.Identifier(schema)
         cursor.execute(sql.SQL("GRANT USAGE ON SCHEMA {} TO {}").format(name, who))
         cursor.execute(sql.SQL("GRANT SELECT ON ALL TABLES IN SCHEMA {} TO {}").format(name, who))
-    cursor.execute(_REVOKED_FUNCTIONS_SQL)
+    cursor.execute(_REVOKED_FUNCTIONS_SQL, (sorted({*REVOKED_FUNCTIONS, *BYPASSING_FUNCTIONS}),))
     for (signature,) in cursor.fetchall():
         cursor.execute(f"REVOKE EXECUTE ON FUNCTION {signature} FROM PUBLIC")
 

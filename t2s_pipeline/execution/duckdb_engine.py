@@ -21,6 +21,7 @@ from typing import Any
 import duckdb
 
 from t2s_pipeline.errors import ExecutionError
+from t2s_pipeline.execution.duckdb_catalogue import read_catalogue
 from t2s_pipeline.execution.duckdb_snapshot import serving_snapshot
 from t2s_pipeline.execution.engine import (
     DUCKDB,
@@ -32,6 +33,7 @@ from t2s_pipeline.execution.engine import (
 )
 from t2s_pipeline.execution.guard import DATABASE, Guard
 from t2s_pipeline.execution.limits import fetch_capped
+from t2s_pipeline.execution.policy import fold_schema_names
 from t2s_pipeline.execution.watchdog import Watchdog
 
 MEMORY_LIMIT = "2GB"
@@ -61,6 +63,7 @@ class DuckDBBackend:
         path = serving_snapshot(source, guard.allowed_schemas) if self.hardened else source
         self.path = path
         self._con = _connect(path, self.hardened)
+        self.catalogue = read_catalogue(self._con, fold_schema_names(guard.allowed_schemas, DUCKDB))
         self._watchdog = Watchdog()
 
     def prepare(self, sql: str) -> Prepared:

@@ -12,13 +12,19 @@ from __future__ import annotations
 
 import contextlib
 import hashlib
+import logging
 import os
 from pathlib import Path
 
 import duckdb
 
 from t2s_pipeline.errors import ExecutionError
+from t2s_pipeline.execution.duckdb_catalogue import classify, read_definitions
 from t2s_pipeline.execution.policy import fold_schema_names
+
+logger = logging.getLogger("t2s.guard")
+SNAPSHOT_FORMAT = 2
+"""Bumped when what a snapshot holds changes (2: safe views and macros), so old ones are rebuilt."""
 
 
 def serving_snapshot(source: Path, allowed_schemas: tuple[str, ...]) -> Path:
@@ -41,7 +47,7 @@ def snapshot_path(source: Path, allowed_schemas: tuple[str, ...]) -> Path:
     True
     """
     digest = hashlib.sha256()
-    digest.update(",".join(sorted(_fold(allowed_schemas))).encode())
+    digest.update(f"{SNAPSHOT_FORMAT}:{','.join(_fold(allowed_schemas))}".encode())
     with contextlib.suppress(OSError):
         stat = source.stat()
         digest.update(f"{stat.st_mtime_ns}:{stat.st_size}".encode())
@@ -87,7 +93,37 @@ def _copy_tables(con: duckdb.DuckDBPyConnection, source: Path, schemas: list[str
     for schema, table in tables:
         name = f"{_quote(schema)}.{_quote(table)}"
         con.execute(f"CREATE TABLE {name} AS SELECT * FROM source.{name}")
+    _copy_definitions(con, frozenset(schemas))
     con.execute("DETACH source")
+
+
+def _copy_definitions(con: duckdb.DuckDBPyConnection, allowed: frozenset[str]) -> None:
+    """Recreate the safe views and macros of the allowed schemas; name the dropped ones."""
+    definitions = read_definitions(con, allowed, "source")
+    relations = frozenset(
+        (str(s).lower(), str(n).lower())
+        for s, n in con.execute(
+            "SELECT schema_name, table_name FROM duckdb_tables() WHERE database_name = 'source' "
+            "UNION ALL SELECT schema_name, view_name FROM duckdb_views() "
+            "WHERE database_name = 'source' AND NOT internal"
+        ).fetchall()
+    )
+    unsafe = classify(definitions, allowed, relations, "source")
+    dropped = {(schema, name) for schema, name, _ in unsafe}
+    pending = [d for d in definitions if (d.schema, d.name) not in dropped]
+    while pending:  # a view may read another: create what binds, until nothing more does
+        failed = []
+        for definition in pending:
+            try:
+                con.execute(definition.create)
+            except duckdb.Error:
+                failed.append(definition)
+        if len(failed) == len(pending):
+            dropped |= {(d.schema, d.name) for d in failed}
+            break
+        pending = failed
+    for schema, name, why in sorted(unsafe):
+        logger.warning("serving snapshot: dropped %s.%s, which %s", schema, name, why)
 
 
 def _quote(identifier: str) -> str:

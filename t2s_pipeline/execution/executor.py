@@ -30,7 +30,8 @@ from t2s_pipeline.execution.limits import with_row_limit
 from t2s_pipeline.execution.outcome import QueryOutcome
 from t2s_pipeline.execution.postgres_engine import PostgresBackend
 from t2s_pipeline.execution.sqlite_engine import SQLiteBackend
-from t2s_pipeline.execution.statement_filter import check_statement
+from t2s_pipeline.execution.statement_filter import StatementFilter
+from t2s_pipeline.execution.worker import ContainedExecutor
 
 logger = logging.getLogger("t2s.guard")
 
@@ -39,8 +40,11 @@ _STATEMENT_PREVIEW = 500
 
 def open_executor(
     target: str, guard: Guard, refusal_log_level: int = logging.WARNING
-) -> GuardedExecutor:
+) -> GuardedExecutor | ContainedExecutor:
     """Open ``target`` (DuckDB or SQLite file, or ``postgresql://`` URL) under ``guard``.
+
+    With ``guard.contained`` (the default) the statements run in a worker process under hard
+    limits (:mod:`~t2s_pipeline.execution.worker`); otherwise in this process.
 
     Refusals are logged at ``refusal_log_level``: a warning by default, since a refusal means
     somebody asked for what they must not read; the hostile suite, whose attacks are meant to
@@ -56,6 +60,8 @@ def open_executor(
     ...     executor.run("SELECT a FROM s.t").rows
     [(1,)]
     """
+    if guard.contained:
+        return ContainedExecutor(str(target), guard, refusal_log_level)
     engine = detect_engine(str(target))
     backend: Backend
     if engine == POSTGRES:
@@ -76,6 +82,9 @@ class GuardedExecutor:
         self._backend = backend
         self.guard = guard
         self._refusal_log_level = refusal_log_level
+        self.statement_filter = StatementFilter(
+            guard, getattr(backend, "catalogue", None), getattr(backend, "schema_sql", ())
+        )
 
     @property
     def engine(self) -> str:
@@ -119,7 +128,7 @@ class GuardedExecutor:
         """Everything before ``sql`` runs: the filter (if on), the row limit, the database
         layer's reading. Refusals and ordinary failures are values."""
         if FILTER in self.guard.layers:
-            verdict = check_statement(sql, self.guard)
+            verdict = self.statement_filter.check(sql)
             if verdict is not None:
                 return _Ready(sql, refusal=verdict)
         statement = sql

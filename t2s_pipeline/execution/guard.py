@@ -14,6 +14,9 @@ from t2s_pipeline.errors import ConfigError
 
 FILTER = "filter"
 DATABASE = "database"
+LIMITS = "limits"
+"""Not an access layer: the name a refusal carries when a hard limit (memory, CPU, wall clock,
+result size) ended the statement."""
 LAYERS: frozenset[str] = frozenset({FILTER, DATABASE})
 
 
@@ -31,6 +34,14 @@ class Guard:
     timeout_s: float = 30.0
     row_limit: int | None = None
     eval_row_cap: int | None = 100_000
+    allowed_tables: tuple[str, ...] | None = None
+    """SQLite: the only tables (and views) of ``main`` a statement may read (None: all)."""
+    memory_mb: int = 4096
+    """Address space of the worker process a contained statement runs in (RLIMIT_AS)."""
+    max_result_bytes: int = 64_000_000
+    """Largest result a statement may return, counted over its cells' sizes."""
+    contained: bool = True
+    """Run each statement in a worker process under the hard limits (SPEC section 9.4)."""
 
     def __post_init__(self) -> None:
         unknown = set(self.layers) - LAYERS
@@ -40,7 +51,7 @@ class Guard:
             )
         if not self.timeout_s > 0:
             raise ConfigError(f"timeout_s must be positive, got {self.timeout_s}")
-        for name in ("row_limit", "eval_row_cap"):
+        for name in ("row_limit", "eval_row_cap", "memory_mb", "max_result_bytes"):
             value = getattr(self, name)
             if value is not None and value < 1:
                 raise ConfigError(f"{name} must be at least 1 (or None for no bound), got {value}")

@@ -1,18 +1,21 @@
-"""PostgreSQL: a least-privilege reader, read-only transactions, timeouts, a work_mem cap.
+"""PostgreSQL: a verified least-privilege reader, one statement per call, read-only, bounded.
 
 With the database layer on, the connection must belong to a reader role (see
-:mod:`t2s_pipeline.demo.postgres` for how to create one); opening checks that it is not a
-superuser, holds none of the server-file roles, can read nothing outside the allowlisted schemas
-and can write nothing, and refuses to open otherwise. Every statement runs in a read-only
-transaction through a server-side cursor (``DECLARE ... CURSOR FOR``, which PostgreSQL accepts
-only for a query), under ``statement_timeout`` and ``work_mem`` set for the session, with a
-client-side timer that cancels it at the deadline even if the statement changed the timeout.
-The transaction is rolled back and the session reset (``DISCARD ALL``) after each statement, so
-no setting, temporary object or lock outlives it. Permission, read-only, resource and timeout
+:mod:`t2s_pipeline.demo.postgres` for how to create one); opening runs the role check
+(:mod:`~t2s_pipeline.execution.postgres_role`) and refuses to open, naming every offending
+object, when the role can reach more than the allowlist. Every statement is declared as a
+server-side cursor (``DECLARE ... CURSOR FOR``, which PostgreSQL accepts only for a query) over
+psycopg 3's **extended protocol**, which carries exactly one statement: a second one, such as
+``SELECT 1; COMMIT; BEGIN READ WRITE; ALTER ROLE ...``, cannot run, not merely is refused. It runs
+inside a read-only transaction the statement cannot end, under ``statement_timeout`` and
+``work_mem`` set for the session, with a client-side timer that cancels it at the deadline. The
+transaction is rolled back and the session reset (``DISCARD ALL``) after each statement, so no
+setting, temporary object or lock outlives it. Permission, read-only, resource and timeout
 errors are refusals.
 
 With the database layer off, the URL's role runs the statement as it is, in autocommit; only
-the timer and the session reset remain.
+the timer and the session reset remain. Either way the filter gets the role's catalogue
+(search path, relations, unsafe views), so names resolve as this server resolves them.
 """
 
 from __future__ import annotations
@@ -21,10 +24,10 @@ import contextlib
 import urllib.parse
 from typing import Any
 
-import psycopg2
-import psycopg2.errors
+import psycopg
 
 from t2s_pipeline.errors import ExecutionError
+from t2s_pipeline.execution.catalogue import Catalogue
 from t2s_pipeline.execution.engine import (
     POSTGRES,
     DatabaseRefusal,
@@ -35,15 +38,16 @@ from t2s_pipeline.execution.engine import (
 )
 from t2s_pipeline.execution.guard import DATABASE, Guard
 from t2s_pipeline.execution.limits import fetch_capped
-from t2s_pipeline.execution.postgres_role import verify_reader
+from t2s_pipeline.execution.postgres_role import read_catalogue, verify_reader
 from t2s_pipeline.execution.watchdog import Watchdog
 
 WORK_MEM = "64MB"
 CONNECT_TIMEOUT_S = 5
 
-_REFUSED_CODES = frozenset({"42501", "25006", "0A000"})
+_REFUSED_CODES = frozenset({"42501", "25006", "0A000", "25001", "2D000", "25P01"})
 _REFUSED_CLASSES = ("53", "54")
 _CANCELED = "57014"
+_CURSOR = "t2s_guarded"
 
 
 class PostgresBackend:
@@ -55,6 +59,7 @@ class PostgresBackend:
         self.url = target
         self.guard = guard
         self.hardened = DATABASE in guard.layers
+        self.catalogue: Catalogue | None = None
         self._conn = self._connect()
         self._watchdog = Watchdog()
 
@@ -72,8 +77,10 @@ class PostgresBackend:
         with self._watchdog.armed(self.guard.timeout_s, self._conn.cancel) as dog:
             try:
                 return self._run(prepared.statement)
-            except psycopg2.Error as error:
+            except psycopg.Error as error:
                 raise _classify(error, dog.fired, self.guard.timeout_s) from error
+            except ValueError as error:  # e.g. a NUL byte, which the protocol cannot carry
+                raise QueryFailed(f"PostgreSQL cannot receive the statement: {error}") from error
             finally:
                 self._reset()
 
@@ -86,23 +93,23 @@ class PostgresBackend:
         cap = self.guard.fetch_cap
         if not self.hardened:
             with self._conn.cursor() as cursor:
-                cursor.execute(sql)
+                cursor.execute(sql, prepare=False)
                 if cursor.description is None:
                     return Fetched(())
                 rows, truncated = fetch_capped(cursor.fetchmany, cursor.fetchall, cap)
                 return Fetched(_columns(cursor), rows, truncated)
-        cursor = self._conn.cursor(name="t2s_guarded")
-        try:
-            cursor.execute(sql)
-        except psycopg2.errors.SyntaxError as error:
-            if _rejected_as_cursor(cursor, sql, error):
-                raise DatabaseRefusal(
-                    "PostgreSQL serves only a query here (a cursor is declared for SELECT, "
-                    "VALUES or TABLE)"
-                ) from error
-            raise
-        rows, truncated = fetch_capped(cursor.fetchmany, cursor.fetchall, cap)
-        return Fetched(_columns(cursor), rows, truncated)
+        with self._conn.cursor(name=_CURSOR) as cursor:
+            try:
+                cursor.execute(sql)
+            except psycopg.errors.SyntaxError as error:
+                if "multiple commands" in str(error) or _rejected_as_cursor(error, sql):
+                    raise DatabaseRefusal(
+                        "PostgreSQL serves exactly one query here (a cursor is declared for one "
+                        f"SELECT, VALUES or TABLE over the extended protocol): {first_line(str(error))}"
+                    ) from error
+                raise
+            rows, truncated = fetch_capped(cursor.fetchmany, cursor.fetchall, cap)
+            return Fetched(_columns(cursor), rows, truncated)
 
     def _reset(self) -> None:
         """End the transaction and drop every session change; reconnect if that fails."""
@@ -111,29 +118,29 @@ class PostgresBackend:
         try:
             self._conn.rollback()
             self._conn.autocommit = True
-            with self._conn.cursor() as cursor:
-                cursor.execute("DISCARD ALL")
+            self._conn.execute("DISCARD ALL")
             self._conn.autocommit = not self.hardened
-        except psycopg2.Error:  # e.g. a late cancel landed here: start afresh next time
-            with contextlib.suppress(psycopg2.Error):
+        except psycopg.Error:  # e.g. a late cancel landed here: start afresh next time
+            with contextlib.suppress(psycopg.Error):
                 self._conn.close()
 
     def _connect(self) -> Any:
         try:
-            conn = psycopg2.connect(
+            conn = psycopg.connect(
                 self.url,
                 options=_session_options(self.guard, self.hardened),
                 connect_timeout=CONNECT_TIMEOUT_S,
                 application_name="t2s-guard",
+                autocommit=not self.hardened,
             )
-        except psycopg2.Error as error:
+        except (psycopg.Error, ValueError) as error:
             raise ExecutionError(
                 f"cannot connect to PostgreSQL at {mask_password(self.url)}: "
                 f"{connect_error(self.url, error)}"
             ) from error
-        conn.autocommit = not self.hardened
         if self.hardened:
             _verify_or_close(conn, self.guard, self.url)
+        self.catalogue = _catalogue_or_close(conn, self.guard, self.url)
         return conn
 
 
@@ -152,7 +159,7 @@ def _verify_or_close(conn: Any, guard: Guard, url: str) -> None:
     try:
         problems = verify_reader(conn, guard.allowed_schemas)
         conn.rollback()
-    except psycopg2.Error as error:
+    except psycopg.Error as error:
         conn.close()
         raise ExecutionError(f"cannot check the role of {mask_password(url)}: {error}") from error
     if problems:
@@ -164,27 +171,36 @@ def _verify_or_close(conn: Any, guard: Guard, url: str) -> None:
         )
 
 
-def _rejected_as_cursor(cursor: Any, sql: str, error: Exception) -> bool:
-    """Whether the server's syntax error points at the first word of the statement itself.
+def _catalogue_or_close(conn: Any, guard: Guard, url: str) -> Catalogue:
+    try:
+        catalogue = read_catalogue(conn, guard.allowed_schemas)
+        if not conn.autocommit:
+            conn.rollback()
+        return catalogue
+    except psycopg.Error as error:
+        conn.close()
+        raise ExecutionError(
+            f"cannot read the catalogue of {mask_password(url)}: {error}"
+        ) from error
 
-    That is where ``DECLARE ... CURSOR FOR`` stops reading anything that is not a query, so the
-    statement kind, not a typo inside it, was refused.
-    """
-    position = getattr(getattr(error, "diag", None), "statement_position", None)
-    sent = cursor.query.decode() if isinstance(cursor.query, bytes) else str(cursor.query or "")
-    start = sent.rfind(sql)
-    if position is None or start < 0:
+
+def _rejected_as_cursor(error: psycopg.Error, sql: str) -> bool:
+    """Whether the server's syntax error points at the statement's first word: that is where
+    ``DECLARE ... CURSOR FOR`` stops reading anything that is not a query."""
+    position = getattr(error.diag, "statement_position", None)
+    if position is None:
         return False
-    first_word = start + len(sql) - len(sql.lstrip())
+    prefix = f'DECLARE "{_CURSOR}" CURSOR FOR '
+    first_word = len(prefix) + len(sql) - len(sql.lstrip())
     return int(position) - 1 == first_word
 
 
 def _columns(cursor: Any) -> tuple[str, ...]:
-    return tuple(str(d[0]) for d in cursor.description or ())
+    return tuple(str(d.name) for d in cursor.description or ())
 
 
-def _classify(error: psycopg2.Error, fired: bool, timeout_s: float) -> Exception:
-    code = error.pgcode or ""
+def _classify(error: psycopg.Error, fired: bool, timeout_s: float) -> Exception:
+    code = error.sqlstate or ""
     message = first_line(str(error))
     if code == _CANCELED or fired:
         return DatabaseRefusal(f"timed out after {timeout_s:g} s ({message})", timed_out=True)

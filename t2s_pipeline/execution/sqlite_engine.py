@@ -1,10 +1,13 @@
 """SQLite: a read-only URI, an authorizer that allows reads only, a progress-handler timer.
 
 With the database layer on, the file is opened ``mode=ro``; ATTACH is impossible (the attached
-database limit is 0) and an authorizer allows only SELECT, reads of tables in allowlisted
-schemas (SQLite has one, ``main``), non-denylisted functions and recursive CTEs; everything else
-(writes, DDL, PRAGMA, ATTACH, transactions) is denied while the statement is compiled.
-Strings and blobs are capped in length. The driver runs one statement at a time.
+database limit is 0) and an authorizer (the filter's :class:`~.read_sqlite.Judge`) allows only
+a SELECT, reads of ``main`` tables on the table allowlist, allowlisted functions and recursive
+CTEs; everything else (writes, DDL, PRAGMA, ATTACH, transactions, schema tables) is denied while
+the statement is compiled. SQLite has one schema per file: with the guard's ``allowed_tables``
+(domain.yaml) only those tables and views are read, a view's own reads included; without it
+every table of ``main`` is, so the file must hold allowed tables only. Strings and blobs are capped in length. The driver runs one
+statement at a time.
 
 With the database layer off, the file is opened read-write with none of that. The progress
 handler that ends a statement at its deadline is on either way.
@@ -15,10 +18,10 @@ from __future__ import annotations
 import sqlite3
 import time
 import urllib.parse
-from collections.abc import Callable
 from pathlib import Path
 
 from t2s_pipeline.errors import ExecutionError
+from t2s_pipeline.execution.catalogue import Catalogue
 from t2s_pipeline.execution.engine import (
     SQLITE,
     DatabaseRefusal,
@@ -29,7 +32,7 @@ from t2s_pipeline.execution.engine import (
 )
 from t2s_pipeline.execution.guard import DATABASE, Guard
 from t2s_pipeline.execution.limits import fetch_capped
-from t2s_pipeline.execution.policy import fold_schema_names, is_denied_function
+from t2s_pipeline.execution.read_sqlite import Judge, schema_of
 
 MAX_LENGTH = 50_000_000
 """Longest string or blob a guarded statement may build, in bytes."""
@@ -57,12 +60,14 @@ class SQLiteBackend:
         path = Path(target)
         if not path.is_file():
             raise ExecutionError(f"SQLite database {path} does not exist")
+        self.schema_sql = _schema(path)
+        tables = guard.allowed_tables
+        self.catalogue = Catalogue(
+            allowed_tables=frozenset(t.lower() for t in tables) if tables is not None else None
+        )
         self._con = _connect(path, self.hardened)
         self._deadline = 0.0
         self._con.set_progress_handler(self._past_deadline, _PROGRESS_STEPS)
-        if self.hardened:
-            allowed = fold_schema_names(guard.allowed_schemas, SQLITE)
-            self._con.set_authorizer(_authorizer(allowed))
 
     def prepare(self, sql: str) -> Prepared:
         """Nothing to read ahead: the database reads the text when it runs."""
@@ -74,6 +79,8 @@ class SQLiteBackend:
     def fetch(self, prepared: Prepared) -> Fetched:
         """Run one statement within the time and row bounds."""
         self._deadline = time.monotonic() + self.guard.timeout_s
+        if self.hardened:
+            self._con.set_authorizer(Judge(self.catalogue.allowed_tables))
         cursor = self._con.cursor()
         try:
             cursor.execute(prepared.statement)
@@ -114,23 +121,10 @@ def _connect(path: Path, hardened: bool) -> sqlite3.Connection:
         raise ExecutionError(f"cannot open SQLite database {path}: {error}") from error
 
 
-Authorizer = Callable[[int, str | None, str | None, str | None, str | None], int]
-
-
-def _authorizer(allowed_schemas: frozenset[str]) -> Authorizer:
-    """The compile-time check SQLite calls for every action a statement would take."""
-
-    def authorize(
-        action: int, arg1: str | None, arg2: str | None, database: str | None, source: str | None
-    ) -> int:
-        if action in _ALLOWED_ACTIONS:
-            return sqlite3.SQLITE_OK
-        # count(*) reads report no database; with ATTACH impossible and no temporary objects,
-        # the only database holding tables is main.
-        if action == sqlite3.SQLITE_READ and (database or "main").lower() in allowed_schemas:
-            return sqlite3.SQLITE_OK
-        if action == sqlite3.SQLITE_FUNCTION and not is_denied_function(arg2 or ""):
-            return sqlite3.SQLITE_OK
-        return sqlite3.SQLITE_DENY
-
-    return authorize
+def _schema(path: Path) -> tuple[str, ...]:
+    try:
+        return schema_of(path)
+    except sqlite3.Error as error:
+        raise ExecutionError(
+            f"cannot read the schema of SQLite database {path}: {error}"
+        ) from error

@@ -86,10 +86,20 @@ def test_database_layer_alone_refuses(loaded: tuple[str, str], sql: str) -> None
     assert after.rows and after.rows[0][0] > 0
 
 
-def test_session_is_reset_between_statements(loaded: tuple[str, str]) -> None:
-    """A setting changed by a smuggled statement must not outlive it."""
+def test_a_second_statement_cannot_run(loaded: tuple[str, str]) -> None:
+    """The extended protocol carries one statement: a smuggled COMMIT and role change never run
+    (over the simple protocol this string persisted ALTER ROLE through the database layer)."""
     guard = Guard(DEMO, dialect="postgres", layers=frozenset({"database"}), timeout_s=5)
+    smuggled = (
+        "SELECT 1; COMMIT; BEGIN READ WRITE; ALTER ROLE CURRENT_USER SET work_mem = '1MB'; COMMIT"
+    )
     with open_executor(loaded[0], guard) as executor:
-        executor.run("SELECT 1; COMMIT; SET work_mem = '1MB'; SELECT 1")
-        outcome = executor.run("SELECT current_setting('work_mem')")
-    assert outcome.rows == [("64MB",)]
+        outcome = executor.run(smuggled)
+        after = executor.run("SELECT count(*) FROM sales.orders")
+    assert outcome.refused and outcome.layer == "database" and "one query" in (outcome.reason or "")
+    assert after.rows and after.rows[0][0] > 0
+    with psycopg2.connect(loaded[1]) as owner, owner.cursor() as cursor:
+        cursor.execute("SELECT setconfig FROM pg_db_role_setting s JOIN pg_roles r ON r.oid = s.setrole "
+                       "WHERE r.rolname = 't2s_test_reader'")  # fmt: skip
+        settings = [str(row[0]) for row in cursor.fetchall()]
+    assert not any("1MB" in entry for entry in settings)

@@ -13,7 +13,6 @@ import pytest
 
 from t2s_pipeline.demo.schema import ALLOWED_SCHEMAS
 from t2s_pipeline.execution import Guard, open_executor
-from t2s_pipeline.execution import executor as executor_module
 from t2s_pipeline.execution.guard import FILTER
 
 BATCH = [
@@ -71,18 +70,18 @@ def test_each_verdict_is_known_before_its_statement_runs(
 ) -> None:
     events: list[tuple[str, str]] = []
     lock = threading.Lock()
-    real_check = executor_module.check_statement
-
-    def recording_check(sql: str, guard: Guard) -> Any:
-        verdict = real_check(sql, guard)
-        with lock:
-            events.append(("verdict", sql))
-        return verdict
-
-    monkeypatch.setattr(executor_module, "check_statement", recording_check)
-    guard = Guard(allowed_schemas=ALLOWED_SCHEMAS)
+    guard = Guard(allowed_schemas=ALLOWED_SCHEMAS, contained=False)
     statements = [f"SELECT {i} AS n FROM sales.orders LIMIT 1" for i in range(30)]
     with open_executor(str(warehouse), guard) as executor:
+        real_check = executor.statement_filter.check
+
+        def recording_check(sql: str) -> Any:
+            verdict = real_check(sql)
+            with lock:
+                events.append(("verdict", sql))
+            return verdict
+
+        monkeypatch.setattr(executor.statement_filter, "check", recording_check)
         real_prepare, real_fetch = executor._backend.prepare, executor._backend.fetch
         prepared_sql: dict[int, str] = {}
 
@@ -111,14 +110,15 @@ def test_run_all_readies_ahead_on_a_helper_thread(
     warehouse: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     threads: set[str] = set()
-    real_check = executor_module.check_statement
+    guard = Guard(allowed_schemas=ALLOWED_SCHEMAS, contained=False)
+    with open_executor(str(warehouse), guard) as executor:
+        real_check = executor.statement_filter.check
 
-    def recording_check(sql: str, guard: Guard) -> Any:
-        threads.add(threading.current_thread().name)
-        return real_check(sql, guard)
+        def recording_check(sql: str) -> Any:
+            threads.add(threading.current_thread().name)
+            return real_check(sql)
 
-    monkeypatch.setattr(executor_module, "check_statement", recording_check)
-    with open_executor(str(warehouse), Guard(allowed_schemas=ALLOWED_SCHEMAS)) as executor:
+        monkeypatch.setattr(executor.statement_filter, "check", recording_check)
         real_prepare = executor._backend.prepare
 
         def recording_prepare(sql: str) -> Any:
@@ -134,7 +134,8 @@ def test_an_abandoned_batch_releases_what_it_readied(
     warehouse: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """A caller that stops reading a batch must not leave a prepared cursor open."""
-    with open_executor(str(warehouse), Guard(allowed_schemas=ALLOWED_SCHEMAS)) as executor:
+    guard = Guard(allowed_schemas=ALLOWED_SCHEMAS, contained=False)
+    with open_executor(str(warehouse), guard) as executor:
         released: list[Any] = []
         real_release = executor._backend.release
 

@@ -5,11 +5,13 @@ from __future__ import annotations
 import pytest
 
 from t2s_pipeline.execution import Guard, check_statement
+from t2s_pipeline.execution.catalogue import Catalogue
 
 DEMO = ("sales", "finance", "inventory")
 
 
 def _reason(sql: str, dialect: str = "duckdb", allowed: tuple[str, ...] = DEMO) -> str | None:
+    allowed = ("main",) if dialect == "sqlite" else allowed
     refusal = check_statement(sql, Guard(allowed_schemas=allowed, dialect=dialect))
     return None if refusal is None else refusal.reason
 
@@ -32,7 +34,11 @@ def _reason(sql: str, dialect: str = "duckdb", allowed: tuple[str, ...] = DEMO) 
         ("SELECT * FROM unnest([1, 2]) AS t(x)", "duckdb"),
         ("VALUES (1, 2)", "postgres"),
         ("SELECT 1 UNION SELECT 2", "sqlite"),
-        ("SELECT current_setting('work_mem')", "postgres"),
+        ("SELECT o.order_id FROM sales.orders AS o JOIN sales.customers AS c "
+         "ON o.customer_id = c.customer_id AND c.segment_cd = 'B2B'", "duckdb"),
+        ("SELECT o.order_id FROM sales.orders AS o JOIN sales.customers AS c "
+         "ON o.customer_id = c.customer_id OR c.segment_cd = 'B2B'", "postgres"),
+        ("SELECT value FROM json_each('[1, 2, 3]')", "sqlite"),
         ("SELECT count(*) FROM sales.orders; ", "duckdb"),
     ],
 )  # fmt: skip
@@ -47,7 +53,14 @@ def test_allows_read_only_queries_over_the_allowlist(sql: str, dialect: str) -> 
         ("DELETE FROM sales.orders", "duckdb", "not DELETE"),
         ("SELECT 1; SELECT 2", "duckdb", "exactly one statement, found 2"),
         ("", "duckdb", "found 0"),
-        ("SELEKT 1 FROM", "duckdb", "cannot parse"),
+        ("SELEKT 1 FROM", "duckdb", "cannot read"),
+        ("SELECT current_setting('work_mem')", "postgres", "current_setting is not on"),
+        ("SELECT current_setting('temp_directory')", "duckdb", "current_setting is not on"),
+        ("SELECT json_serialize_plan('SELECT max(annual_salary) FROM hr.salaries')", "duckdb",
+         "json_serialize_plan is not on"),
+        ('SELECT U&"\\0070g_terminate_backend"(1)', "postgres", "pg_terminate_backend is not on"),
+        ("SELECT * FROM pragma_database_list", "sqlite", "schema table"),
+        ("SELECT range(300000000)", "duckdb", "the limit is"),
         ("WITH d AS (DELETE FROM sales.orders RETURNING *) SELECT * FROM d", "postgres", "DELETE"),
         ("SELECT * INTO sales.x FROM sales.orders", "postgres", "INTO"),
         ("CREATE TABLE sales.x AS SELECT 1", "duckdb", "CREATE"),
@@ -60,11 +73,11 @@ def test_allows_read_only_queries_over_the_allowlist(sql: str, dialect: str) -> 
         ("CHECKPOINT", "duckdb", "not CHECKPOINT"),
         ("/* tidy */ VACUUM", "sqlite", "not VACUUM"),
         ("BEGIN", "postgres", "not BEGIN"),
-        ("SELECT * FROM read_csv('/etc/passwd')", "duckdb", "read_csv is denylisted"),
+        ("SELECT * FROM read_csv('/etc/passwd')", "duckdb", "read_csv is not on the table-function"),
         ("SELECT PG_CATALOG.PG_READ_FILE('/etc/passwd')", "postgres", "pg_read_file"),
         ("SELECT * FROM dblink_fetch('c')", "postgres", "dblink_fetch"),
         ("SELECT load_extension('x')", "sqlite", "load_extension"),
-        ("SELECT * FROM duckdb_settings()", "duckdb", "not on the allowlist"),
+        ("SELECT * FROM duckdb_settings()", "duckdb", "not on the table-function allowlist"),
         ("SELECT * FROM hr.salaries", "duckdb", "hr.salaries is outside"),
         ('SELECT * FROM "HR"."SALARIES"', "duckdb", "hr.salaries is outside"),
         ('SELECT * FROM "Sales".orders', "postgres", "Sales.orders is outside"),
@@ -86,10 +99,20 @@ def test_refuses_with_a_reason(sql: str, dialect: str, because: str) -> None:
     assert because in reason
 
 
-def test_sqlite_allowlist_is_main() -> None:
-    """SQLite has one schema: unqualified names are main, other schema names are refused."""
-    assert _reason("SELECT * FROM orders", "sqlite", ("main",)) is None
-    assert "hr.salaries" in (_reason("SELECT * FROM hr.salaries", "sqlite", ("main",)) or "")
+def test_sqlite_reads_main_and_its_table_allowlist() -> None:
+    """SQLite compiles against the file's schema: main only, and only the allowlisted tables
+    (a view's own reads included) when the domain names them."""
+    schema = ("CREATE TABLE orders (order_id INTEGER)", "CREATE TABLE hr_salaries (pay INTEGER)",
+              "CREATE VIEW pay AS SELECT pay FROM hr_salaries")  # fmt: skip
+    guard = Guard(allowed_schemas=("main",), dialect="sqlite")
+    tables = Catalogue(allowed_tables=frozenset({"orders", "pay"}))
+    assert check_statement("SELECT * FROM orders", guard, None, schema) is None
+    assert check_statement("SELECT * FROM hr_salaries", guard, None, schema) is None
+    refused = check_statement("SELECT * FROM hr_salaries", guard, tables, schema)
+    assert refused is not None and "hr_salaries is outside" in refused.reason
+    through_view = check_statement("SELECT * FROM pay", guard, tables, schema)
+    assert through_view is not None and "hr_salaries is outside" in through_view.reason
+    assert "hr.salaries" in (_reason("SELECT * FROM hr.salaries", "sqlite") or "")
 
 
 def test_default_schema_can_be_allowlisted() -> None:

@@ -1,0 +1,344 @@
+"""Containment (SPEC section 9.4): every guarded statement runs in a worker process with limits.
+
+A :class:`ContainedExecutor` looks like a :class:`~t2s_pipeline.execution.executor.GuardedExecutor`
+but hands each statement to a worker process that holds the real one (filter, database layer,
+bounds) under hard limits the statement cannot lift:
+
+- address space (``RLIMIT_AS``, ``Guard.memory_mb``): an allocation past it fails inside the
+  worker, whichever engine or library asked for it;
+- CPU seconds (``RLIMIT_CPU``, raised before each statement to what it may use): past it the
+  kernel ends the worker;
+- wall clock: the parent waits ``timeout_s`` plus a grace for the answer, the filter's own time
+  included, and kills the worker when none comes;
+- result size in bytes (``Guard.max_result_bytes``), counted in the worker before anything is
+  sent back.
+
+Exceeding one is a refusal on the ``limits`` layer naming the limit; a dead worker is replaced
+(the executor is reopened in a fresh one) and the harness process never holds the result of a
+runaway query. Workers are separate interpreters (``python -c ... worker.main``,
+so nothing of the caller's main module or threads is inherited) kept warm in a small pool, with
+a spare always starting, so a new executor costs a message, not a process start.
+"""
+
+from __future__ import annotations
+
+import atexit
+import contextlib
+import logging
+import resource
+import signal
+import socket
+import subprocess
+import sys
+import threading
+import time
+from collections.abc import Iterable, Iterator
+from dataclasses import replace
+from multiprocessing.connection import Connection
+from types import TracebackType
+from typing import Any
+
+from t2s_pipeline.errors import ExecutionError
+from t2s_pipeline.execution.guard import LIMITS, Guard
+from t2s_pipeline.execution.outcome import QueryOutcome
+
+logger = logging.getLogger("t2s.guard")
+
+WALL_GRACE_S = 2.0
+"""How long past ``timeout_s`` the parent waits for an answer before it kills the worker."""
+OPEN_TIMEOUT_S = 120.0
+"""How long opening a database in a worker may take (a DuckDB snapshot is built on first use)."""
+_POOL_SIZE = 4
+_MEMORY_WORDS = (
+    "out of memory",
+    "could not allocate",
+    "bad_alloc",
+    "memoryerror",
+    "failed to allocate",
+)
+
+
+def cpu_budget(guard: Guard) -> float:
+    """CPU seconds one statement may use: two busy threads for the whole timeout, and a margin."""
+    return 2 * guard.timeout_s + 2.0
+
+
+class ContainedExecutor:
+    """A guarded executor whose statements run in a worker process under hard limits."""
+
+    def __init__(self, target: str, guard: Guard, refusal_log_level: int = logging.WARNING) -> None:
+        self.target = target
+        self.guard = guard
+        self._inner_guard = replace(guard, contained=False)
+        self._level = refusal_log_level
+        self._worker: _Worker | None = None
+        self.engine = self._open()
+
+    def run(self, sql: str) -> QueryOutcome:
+        """Run one statement in the worker; never raises for the statement."""
+        started = time.perf_counter()
+        worker = self._worker if self._worker is not None else self._reopen()
+        deadline = self.guard.timeout_s + WALL_GRACE_S
+        try:
+            reply = worker.call(("run", sql, cpu_budget(self.guard)), deadline)
+        except _WorkerLost as lost:
+            self._discard()
+            outcome = QueryOutcome(
+                True, LIMITS, str(lost), (), timed_out=lost.timed_out, seconds=_since(started)
+            )
+        else:
+            outcome = reply[1]
+        if outcome.refused:
+            self._log_refusal(sql, outcome)
+        return outcome
+
+    def run_all(self, statements: Iterable[str]) -> Iterator[QueryOutcome]:
+        """Run statements in order, each exactly as :meth:`run` would."""
+        for sql in statements:
+            yield self.run(sql)
+
+    def close(self) -> None:
+        """Close the database in the worker and return the worker to the pool."""
+        worker, self._worker = self._worker, None
+        if worker is None:
+            return
+        try:
+            worker.call(("close",), OPEN_TIMEOUT_S)
+        except _WorkerLost:
+            return
+        _POOL.release(worker)
+
+    def __enter__(self) -> ContainedExecutor:
+        return self
+
+    def __exit__(
+        self,
+        kind: type[BaseException] | None,
+        error: BaseException | None,
+        trace: TracebackType | None,
+    ) -> None:
+        self.close()
+
+    def _open(self) -> str:
+        worker = _POOL.acquire(self.guard.memory_mb)
+        try:
+            # The worker's own refusal log stays silent: this side logs each refusal once.
+            message = ("open", self.target, self._inner_guard, logging.DEBUG)
+            reply = worker.call(message, OPEN_TIMEOUT_S)
+        except _WorkerLost as lost:
+            raise ExecutionError(
+                f"the worker process could not open {self.target}: {lost}"
+            ) from lost
+        if reply[0] == "error":
+            _POOL.release(worker)
+            raise ExecutionError(str(reply[1]))
+        self._worker = worker
+        return str(reply[1])
+
+    def _reopen(self) -> _Worker:
+        self._open()
+        assert self._worker is not None
+        return self._worker
+
+    def _discard(self) -> None:
+        worker, self._worker = self._worker, None
+        if worker is not None:
+            worker.kill()
+
+    def _log_refusal(self, sql: str, outcome: QueryOutcome) -> None:
+        logger.log(
+            self._level,
+            "refused by the %s layer after %.3f s: %s | statement: %s",
+            outcome.layer, outcome.seconds, outcome.reason, sql[:500],
+            extra={"statement": sql, "layer": outcome.layer, "reason": outcome.reason,
+                   "seconds": outcome.seconds},
+        )  # fmt: skip
+
+
+class _WorkerLost(Exception):
+    def __init__(self, reason: str, timed_out: bool = False) -> None:
+        super().__init__(reason)
+        self.timed_out = timed_out
+
+
+class _Worker:
+    """One worker process and the parent's end of its pipe."""
+
+    def __init__(self, memory_mb: int) -> None:
+        self.memory_mb = memory_mb
+        parent, child = socket.socketpair()
+        self.process = subprocess.Popen(
+            [sys.executable, "-c", _ENTRY, str(child.fileno()), str(memory_mb)],
+            pass_fds=(child.fileno(),),
+            stdin=subprocess.DEVNULL,
+            start_new_session=True,  # a Ctrl-C in the terminal reaches the parent, not the worker
+        )
+        child.close()
+        self._conn = Connection(parent.detach())
+
+    def call(self, message: tuple[Any, ...], deadline_s: float) -> tuple[Any, ...]:
+        """Send one request and wait for its answer, at most ``deadline_s``."""
+        try:
+            self._conn.send(message)
+            if not self._conn.poll(deadline_s):
+                self.kill()
+                raise _WorkerLost(
+                    f"wall clock: no answer within {deadline_s:g} s; the worker was replaced",
+                    timed_out=True,
+                )
+            reply: tuple[Any, ...] = self._conn.recv()
+            return reply
+        except (EOFError, OSError, BrokenPipeError) as error:
+            raise _WorkerLost(self._death(error)) from error
+
+    def alive(self) -> bool:
+        return self.process.poll() is None
+
+    def kill(self) -> None:
+        with contextlib.suppress(OSError, ValueError, subprocess.TimeoutExpired):
+            self.process.kill()
+            self.process.wait(5)
+        with contextlib.suppress(OSError):
+            self._conn.close()
+
+    def _death(self, error: BaseException) -> str:
+        with contextlib.suppress(subprocess.TimeoutExpired):
+            self.process.wait(5)
+        code = self.process.returncode
+        self.kill()
+        if code is not None and code < 0:
+            cause = {
+                signal.SIGXCPU: "CPU time limit reached",
+                signal.SIGKILL: "killed (CPU or memory limit)",
+                signal.SIGSEGV: "crashed (segmentation fault, likely out of memory)",
+                signal.SIGABRT: "aborted (likely out of memory)",
+            }.get(signal.Signals(-code), f"ended by {signal.Signals(-code).name}")
+            return f"the worker {cause}; it was replaced"
+        return f"the worker ended unexpectedly (exit code {code}: {error}); it was replaced"
+
+
+class _Pool:
+    """Idle workers kept warm, per address-space limit."""
+
+    def __init__(self, size: int) -> None:
+        self.size = size
+        self._idle: list[_Worker] = []
+        self._lock = threading.Lock()
+
+    def acquire(self, memory_mb: int) -> _Worker:
+        """An idle worker with this limit, or a new one; a spare is started for the next."""
+        with self._lock:
+            found = next((w for w in self._idle if w.memory_mb == memory_mb and w.alive()), None)
+            if found is not None:
+                self._idle.remove(found)
+            if not any(w.memory_mb == memory_mb for w in self._idle):
+                self._idle.append(_Worker(memory_mb))  # starts importing while this one works
+        return found if found is not None else _Worker(memory_mb)
+
+    def release(self, worker: _Worker) -> None:
+        with self._lock:
+            if worker.alive() and len(self._idle) < self.size:
+                self._idle.append(worker)
+                return
+        worker.kill()
+
+    def shutdown(self) -> None:
+        with self._lock:
+            idle, self._idle = self._idle, []
+        for worker in idle:
+            worker.kill()
+
+
+_POOL = _Pool(_POOL_SIZE)
+atexit.register(_POOL.shutdown)
+_ENTRY = "import sys; from t2s_pipeline.execution.worker import main; main(sys.argv[1:])"
+
+
+# --- the worker's side ------------------------------------------------------------------------
+
+
+def serve(conn: Connection, memory_mb: int) -> None:
+    """The worker's loop: open, run and close executors until the pipe closes."""
+    from t2s_pipeline.execution.executor import open_executor  # the worker imports what it runs
+
+    signal.signal(signal.SIGINT, signal.SIG_IGN)  # the parent decides when a worker ends
+    limit = memory_mb * 1024 * 1024
+    resource.setrlimit(resource.RLIMIT_AS, (limit, limit))
+    resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
+    executor: Any = None
+    while True:
+        try:
+            message = conn.recv()
+        except (EOFError, OSError):
+            break
+        kind = message[0]
+        if kind == "open":
+            if executor is not None:
+                executor.close()
+            try:
+                executor = open_executor(message[1], message[2], message[3])
+                conn.send(("ok", executor.engine))
+            except Exception as error:  # every failure to open is reported, never a crash
+                executor = None
+                conn.send(("error", str(error) or type(error).__name__))
+        elif kind == "run":
+            conn.send(("outcome", _run(executor, message[1], message[2], memory_mb)))
+        elif kind == "close":
+            if executor is not None:
+                with contextlib.suppress(Exception):
+                    executor.close()
+            executor = None
+            conn.send(("closed",))
+
+
+def _run(executor: Any, sql: str, cpu_s: float, memory_mb: int) -> QueryOutcome:
+    used = resource.getrusage(resource.RUSAGE_SELF)
+    spent = used.ru_utime + used.ru_stime
+    soft = int(spent + cpu_s) + 1
+    # Only the soft limit moves: past it the kernel sends SIGXCPU, which ends the worker.
+    resource.setrlimit(resource.RLIMIT_CPU, (soft, resource.RLIM_INFINITY))
+    started = time.perf_counter()
+    try:
+        outcome: QueryOutcome = executor.run(sql)
+    except MemoryError:
+        return _limits(f"memory limit: the statement needed more than {memory_mb} MB", started)
+    text = f"{outcome.reason or ''} {outcome.error or ''}".lower()
+    if any(word in text for word in _MEMORY_WORDS):
+        return _limits(
+            f"memory limit of {memory_mb} MB reached ({outcome.reason or outcome.error})", started
+        )
+    cap = executor.guard.max_result_bytes
+    size = result_bytes(outcome.rows, cap)
+    if size > cap:
+        return _limits(
+            f"result size: more than {cap:,} bytes (the cap); {len(outcome.rows):,} rows", started
+        )
+    return outcome
+
+
+def _limits(reason: str, started: float) -> QueryOutcome:
+    return QueryOutcome(True, LIMITS, reason, (), seconds=_since(started))
+
+
+def _since(started: float) -> float:
+    return time.perf_counter() - started
+
+
+def result_bytes(rows: list[tuple[Any, ...]], cap: int) -> int:
+    """The size of a result's cells (text and bytes by length, other values 8), up to ``cap + 1``.
+
+    >>> result_bytes([("abc", 1), (b"xy", None)], 100)
+    21
+    """
+    total = 0
+    for row in rows:
+        for cell in row:
+            total += len(cell) if isinstance(cell, str | bytes | bytearray) else 8
+        if total > cap:
+            return total
+    return total
+
+
+def main(argv: list[str]) -> None:
+    """The worker process's entry: ``FD MEMORY_MB`` (the socket it serves, its memory limit)."""
+    serve(Connection(int(argv[0])), int(argv[1]))
