@@ -176,7 +176,11 @@ def _refusal_fix(reason: str) -> str:
     >>> _refusal_fix("cannot parse the statement: Invalid expression")
     'correct the SQL syntax in gold_sql'
     """
-    if reason.startswith("cannot parse"):
+    if (
+        "cannot parse" in reason
+        or "cannot read the statement" in reason
+        or "cannot compile" in reason
+    ):
         return "correct the SQL syntax in gold_sql"
     if "outside the allowlisted schemas" in reason:
         return "read only allowlisted schemas, or add the schema to allowed_schemas in domain.yaml"

@@ -36,6 +36,7 @@ DEFAULT_PG_URL = "postgresql://postgres:postgres@localhost:5432/postgres"
 _SHORT = {
     "refused:filter": "F",
     "refused:database": "D",
+    "refused:limits": "L",
     "timeout": "T",
     "failed": "E",
     "truncated": "C",
@@ -43,7 +44,8 @@ _SHORT = {
     "-": "",
 }
 LEGEND = (
-    "F refused by the filter, D refused by the database layer, T timed out, E failed (could not "
+    "F refused by the filter, D refused by the database layer, L stopped by a hard limit "
+    "(memory, CPU, wall clock, result bytes), T timed out, E failed (could not "
     "run, e.g. the table is not there), C cut off by the row bound, R ran. "
     "A verdict other than ok is shown in capitals (LEAK, OVER-BLOCK)."
 )

@@ -1,6 +1,7 @@
 """``t2s query``: run one statement through the guarded executor and print its outcome.
 
-A refusal is a value, so it exits 0; an unreachable database exits 2 (via ExecutionError).
+Exit codes: 0 for rows, 1 when the statement ran and failed, 2 for bad input or an unreachable
+database (via ExecutionError), 3 when a guard layer refused the statement.
 """
 
 from __future__ import annotations
@@ -14,6 +15,7 @@ from t2s_pipeline.execution import LAYERS, Guard, QueryOutcome, detect_engine, o
 
 DEFAULT_ROW_LIMIT = 1000
 DEFAULT_TIMEOUT_S = 30.0
+REFUSED_EXIT = 3
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -33,15 +35,19 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     query.add_argument(
         "--row-limit", type=int, default=DEFAULT_ROW_LIMIT, help="0 for no serving LIMIT"
     )
-    query.add_argument("--dialect", help="sqlglot dialect of the filter (default: the engine's)")
+    query.add_argument("--dialect", help="dialect of the filter (default: the engine's)")
+    query.add_argument(
+        "--allow-tables", type=_names, help="SQLite: the only tables a statement may read"
+    )
     query.add_argument("--json", action="store_true", help="print the outcome as JSON")
     query.set_defaults(func=run)
 
 
 def run(args: argparse.Namespace) -> int:
-    """Run the statement and print the outcome; refusals are outcomes, not failures.
+    """Run the statement and print the outcome.
 
-    Exit code 0 for rows or a refusal, 1 when the statement ran and failed, 2 for bad input.
+    Exit code 0 for rows, 1 when the statement ran and failed, 2 for bad input, 3 on a refusal
+    (a script must be able to tell "refused" from "served").
     """
     if not args.sql.strip():
         raise ConfigError("--sql is empty: give the statement to run")
@@ -53,10 +59,13 @@ def run(args: argparse.Namespace) -> int:
         layers=args.layers,
         timeout_s=args.timeout_s,
         row_limit=args.row_limit or None,
+        allowed_tables=args.allow_tables,
     )
     with open_executor(args.db, guard) as executor:
         outcome = executor.run(args.sql)
     print(json.dumps(outcome.to_json()) if args.json else render(outcome))
+    if outcome.refused:
+        return REFUSED_EXIT
     return 1 if outcome.error is not None else 0
 
 

@@ -18,17 +18,19 @@ from __future__ import annotations
 
 import logging
 from collections import Counter
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
+from t2s_pipeline.errors import ExecutionError
 from t2s_pipeline.execution.executor import open_executor
 from t2s_pipeline.execution.guard import DATABASE, FILTER, LAYERS, Guard
 from t2s_pipeline.execution.hostile_suite import RESOURCE, Attack, load_suite
 from t2s_pipeline.execution.hostile_targets import EngineTarget
 from t2s_pipeline.execution.outcome import QueryOutcome
+from t2s_pipeline.suites.legitimate import LegitStatement
 
-__all__ = ["Attack", "Cell", "SuiteReport", "load_suite", "run_suite", "judge"]
+__all__ = ["Attack", "Cell", "SuiteReport", "load_suite", "run_suite", "run_corpus", "judge"]
 
 FULL = "full"
 LAYER_SETTINGS: dict[str, frozenset[str]] = {
@@ -136,13 +138,19 @@ def _run_cell(
         timeout_s=timeout_s,
         row_limit=row_limit,
     )
-    location = target.unguarded if layer == FILTER else target.guarded
-    # The attack is meant to be refused: the cell records the refusal, so it is logged quietly.
-    with open_executor(location, guard, refusal_log_level=logging.DEBUG) as executor:
-        outcome = executor.run(_fill(sql, target))
+    original = before
+    setup = [_fill(s, target) for s in attack.setup_for(target.engine)]
+    if setup:  # the scenario, planted by the owner: the attack is judged from here
+        target.owner_run(setup)
+        before = target.fingerprint()
+    outcome = _attempt(target, layer, _fill(sql, target), guard)
     after = target.fingerprint()
     changed = after != before
-    if changed:
+    teardown = [_fill(s, target) for s in attack.teardown_for(target.engine)]
+    if teardown:
+        target.owner_run(teardown)
+        after = target.fingerprint()
+    if after != original:
         target.reset()
         after = target.fingerprint()
     verdict, how = judge(attack, outcome, changed, timeout_s + BOUND_SLACK_S)
@@ -151,6 +159,19 @@ def _run_cell(
         attack.id, attack.category, target.engine, layer, verdict, how, detail, outcome.seconds
     )
     return cell, after
+
+
+def _attempt(target: EngineTarget, layer: str, sql: str, guard: Guard) -> QueryOutcome:
+    """One statement on a fresh executor. A database layer that refuses to open the target
+    (the role check found a trap) refuses the statement with it."""
+    location = target.unguarded if layer == FILTER else target.guarded
+    guard = replace(guard, allowed_tables=target.allowed_tables)
+    try:
+        # The attack is meant to be refused: the cell records the refusal, so it is quiet.
+        with open_executor(location, guard, refusal_log_level=logging.DEBUG) as executor:
+            return executor.run(sql)
+    except ExecutionError as error:
+        return QueryOutcome(True, DATABASE, f"refused to open: {error}", ())
 
 
 def _fill(sql: str, target: EngineTarget) -> str:
@@ -188,3 +209,78 @@ def describe(outcome: QueryOutcome) -> str:
     if outcome.error is not None:
         return "failed"
     return "truncated" if outcome.truncated else "ran"
+
+
+def run_corpus(
+    corpus: Mapping[str, Sequence[LegitStatement]],
+    targets: Sequence[EngineTarget],
+    timeout_s: float = 5.0,
+    row_limit: int = 1000,
+    progress: Progress | None = None,
+) -> SuiteReport:
+    """The legitimate corpus on every target under every layer setting: a cell per statement.
+
+    A statement is ``ok`` when it is served and returns what the bare database returns (the
+    owner's connection, no guard, same row bound); a refusal, a failure or other rows are an
+    ``over-block``. One executor per engine and layer setting serves the whole corpus, and the
+    target must be unchanged after it.
+    """
+    cells: list[Cell] = []
+    for target in targets:
+        statements = corpus.get(target.engine, ())
+        for layer in LAYER_SETTINGS:
+            if progress is not None:
+                progress(f"{target.engine}: legitimate corpus, {layer} layer ({len(statements)})")
+            cells += _corpus_cells(statements, target, layer, timeout_s, row_limit)
+    return SuiteReport(tuple(cells))
+
+
+def _corpus_cells(
+    statements: Sequence[LegitStatement],
+    target: EngineTarget,
+    layer: str,
+    timeout_s: float,
+    row_limit: int,
+) -> list[Cell]:
+    guard = Guard(
+        allowed_schemas=target.allowed_schemas,
+        dialect=target.dialect,
+        layers=LAYER_SETTINGS[layer],
+        timeout_s=timeout_s,
+        row_limit=row_limit,
+        allowed_tables=target.allowed_tables,
+    )
+    before = target.fingerprint()
+    location = target.unguarded if layer == FILTER else target.guarded
+    cells = []
+    with open_executor(location, guard) as executor:
+        for statement, outcome in zip(
+            statements, executor.run_all(s.sql for s in statements), strict=True
+        ):
+            verdict, detail = _served_as_bare(statement, outcome, target, row_limit)
+            cells.append(
+                Cell(statement.id, "legitimate", target.engine, layer, verdict,
+                     describe(outcome), detail, outcome.seconds)
+            )  # fmt: skip
+    if target.fingerprint() != before:
+        cells.append(Cell("corpus-changed-the-database", "legitimate", target.engine, layer,
+                          OVER_BLOCK, "changed", "the target changed while the corpus ran"))  # fmt: skip
+        target.reset()
+    return cells
+
+
+def _served_as_bare(
+    statement: LegitStatement, outcome: QueryOutcome, target: EngineTarget, row_limit: int
+) -> tuple[str, str]:
+    if outcome.refused or outcome.error is not None:
+        return OVER_BLOCK, outcome.reason or outcome.error or ""
+    try:
+        bare = target.bare_rows(statement.sql, row_limit + 1)
+    except Exception as error:  # the bare database's own failure: the statement is not legitimate
+        return OVER_BLOCK, f"the bare database fails it too: {error}"
+    served = outcome.rows
+    if len(bare) > row_limit:  # both sides were cut: compare how much came back
+        same = len(served) == row_limit
+    else:
+        same = sorted(map(repr, served)) == sorted(map(repr, bare))
+    return (OK, "") if same else (OVER_BLOCK, f"returned {len(served)} rows, bare {len(bare)}")

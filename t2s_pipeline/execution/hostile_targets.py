@@ -13,20 +13,27 @@ from __future__ import annotations
 import contextlib
 import hashlib
 import shutil
-from collections.abc import Callable, Mapping
+import sqlite3
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+import duckdb
 import psycopg2
 from psycopg2 import sql
 
 from t2s_pipeline.demo.postgres import drop_database, load_postgres, with_database
-from t2s_pipeline.demo.schema import ALLOWED_SCHEMAS
+from t2s_pipeline.demo.schema import ALLOWED_SCHEMAS, TABLES
 from t2s_pipeline.errors import ExecutionError
 from t2s_pipeline.execution.duckdb_snapshot import serving_snapshot
 from t2s_pipeline.execution.engine import DUCKDB, POSTGRES, SQLITE
 from t2s_pipeline.execution.sqlite_copy import build_sqlite_copy
+from t2s_pipeline.suites.legitimate import (
+    LEGITIMATE_OBJECTS,
+    SEARCH_PATH_SCHEMAS,
+    legitimate_object_names,
+)
 
 HOSTILE_DATABASE = "t2s_hostile"
 HOSTILE_ROLE = "t2s_hostile_reader"
@@ -46,6 +53,11 @@ class EngineTarget:
     reset: Callable[[], None]
     placeholders: Mapping[str, str] = field(default_factory=dict)
     cleanup: Callable[[], None] = lambda: None
+    owner_run: Callable[[Sequence[str]], None] = lambda statements: None
+    """Run statements as the target's owner (an attack's setup and teardown)."""
+    bare_rows: Callable[[str, int], list[tuple[Any, ...]]] = lambda sql, cap: []
+    """A statement's first ``cap`` rows read by the owner with no guard (for controls)."""
+    allowed_tables: tuple[str, ...] | None = None
 
 
 def duckdb_target(warehouse: Path, workdir: Path) -> EngineTarget:
@@ -57,7 +69,7 @@ def duckdb_target(warehouse: Path, workdir: Path) -> EngineTarget:
         shutil.rmtree(folder, ignore_errors=True)
         folder.mkdir(parents=True)
         shutil.copyfile(warehouse, path)
-        serving_snapshot(path, ALLOWED_SCHEMAS)
+        _duckdb_owner_run(path, LEGITIMATE_OBJECTS[DUCKDB])  # and builds the snapshot
 
     reset()
     return EngineTarget(
@@ -69,7 +81,28 @@ def duckdb_target(warehouse: Path, workdir: Path) -> EngineTarget:
         fingerprint=lambda: folder_fingerprint(folder),
         reset=reset,
         placeholders={"source_db": str(path), "catalog": path.stem, "scratch": str(folder)},
+        owner_run=lambda statements: _duckdb_owner_run(path, statements),
+        bare_rows=lambda text, cap: _duckdb_rows(path, text, cap),
     )
+
+
+def _duckdb_owner_run(path: Path, statements: Sequence[str]) -> None:
+    """Run statements on the source file read-write, then rebuild the serving snapshot."""
+    con = duckdb.connect(str(path))
+    try:
+        for statement in statements:
+            con.execute(statement)
+    finally:
+        con.close()
+    serving_snapshot(path, ALLOWED_SCHEMAS)
+
+
+def _duckdb_rows(path: Path, text: str, cap: int) -> list[tuple[Any, ...]]:
+    con = duckdb.connect(str(path), read_only=True)
+    try:
+        return [tuple(row) for row in con.execute(text).fetchmany(cap)]
+    finally:
+        con.close()
 
 
 def sqlite_target(warehouse: Path, workdir: Path) -> EngineTarget:
@@ -81,9 +114,11 @@ def sqlite_target(warehouse: Path, workdir: Path) -> EngineTarget:
         shutil.rmtree(folder, ignore_errors=True)
         folder.mkdir(parents=True)
         build_sqlite_copy(warehouse, main)
+        _sqlite_owner_run(main, LEGITIMATE_OBJECTS[SQLITE])
 
     reset()
     sensitive = main.with_name(f"{main.stem}.sensitive{main.suffix}")
+    tables = (*SQLITE_TABLES, *sorted(legitimate_object_names(SQLITE)))
     return EngineTarget(
         engine=SQLITE,
         dialect=SQLITE,
@@ -93,7 +128,33 @@ def sqlite_target(warehouse: Path, workdir: Path) -> EngineTarget:
         fingerprint=lambda: folder_fingerprint(folder),
         reset=reset,
         placeholders={"sensitive_db": str(sensitive), "catalog": "main", "scratch": str(folder)},
+        owner_run=lambda statements: _sqlite_owner_run(main, statements),
+        bare_rows=lambda text, cap: _sqlite_rows(main, text, cap),
+        allowed_tables=tables,
     )
+
+
+SQLITE_TABLES: tuple[str, ...] = tuple(
+    sorted(t.name for t in TABLES if t.schema in ALLOWED_SCHEMAS)
+)
+"""The SQLite copy's allowlisted tables (its ``main`` holds them under plain names)."""
+
+
+def _sqlite_owner_run(path: Path, statements: Sequence[str]) -> None:
+    con = sqlite3.connect(path, isolation_level=None)
+    try:
+        for statement in statements:
+            con.execute(statement)
+    finally:
+        con.close()
+
+
+def _sqlite_rows(path: Path, text: str, cap: int) -> list[tuple[Any, ...]]:
+    con = sqlite3.connect(f"file:{path}?mode=ro", uri=True)
+    try:
+        return [tuple(row) for row in con.execute(text).fetchmany(cap)]
+    finally:
+        con.close()
 
 
 def postgres_target(
@@ -109,6 +170,7 @@ def postgres_target(
         readers[:] = [
             load_postgres(warehouse, superuser_url, database, HOSTILE_ROLE, HOSTILE_PASSWORD)
         ]
+        _postgres_owner_run(owner_url, _postgres_legitimate_setup(database))
 
     def cleanup() -> None:
         fingerprint.close()
@@ -123,9 +185,45 @@ def postgres_target(
         unguarded=owner_url,
         fingerprint=fingerprint,
         reset=reset,
-        placeholders={"catalog": database},
+        placeholders={"catalog": database, "reader": HOSTILE_ROLE},
         cleanup=cleanup,
+        owner_run=lambda statements: _postgres_owner_run(owner_url, statements),
+        bare_rows=lambda text, cap: _postgres_rows(owner_url, text, cap),
     )
+
+
+def _postgres_legitimate_setup(database: str) -> list[str]:
+    """The corpus's views, readable by the reader, and the search path its unqualified
+    statements rely on (for the reader and the owner the filter-alone runs use)."""
+    path = ", ".join(SEARCH_PATH_SCHEMAS)
+    grants = [
+        f"GRANT SELECT ON ALL TABLES IN SCHEMA {s} TO {HOSTILE_ROLE}" for s in ALLOWED_SCHEMAS
+    ]
+    roles = [f'ALTER ROLE {r} IN DATABASE "{database}" SET search_path = {path}'
+             for r in (HOSTILE_ROLE, "CURRENT_USER")]  # fmt: skip
+    return [*LEGITIMATE_OBJECTS[POSTGRES], *grants, *roles]
+
+
+def _postgres_owner_run(owner_url: str, statements: Sequence[str]) -> None:
+    conn = psycopg2.connect(owner_url, connect_timeout=5)
+    conn.autocommit = True
+    try:
+        with conn.cursor() as cursor:
+            for statement in statements:
+                cursor.execute(statement)
+    finally:
+        conn.close()
+
+
+def _postgres_rows(owner_url: str, text: str, cap: int) -> list[tuple[Any, ...]]:
+    conn = psycopg2.connect(owner_url, connect_timeout=5)
+    try:
+        with conn.cursor() as cursor:
+            cursor.execute(text)
+            return [tuple(row) for row in cursor.fetchmany(cap)]
+    finally:
+        conn.rollback()
+        conn.close()
 
 
 def folder_fingerprint(folder: Path) -> str:

@@ -207,8 +207,8 @@ class _Walk:
             found = self.catalogue.resolve(name)
             if found is not None:
                 return found
-            # Not there: the server will say so. Name the first schema it would have used.
-            return next((s for s in self.catalogue.search_path if s != _SYSTEM), _SYSTEM)
+            # Nowhere on the search path: fail closed rather than guess what it would become.
+            raise Refused(f"relation {name} does not resolve to a relation on the search path")
         # No catalogue: pg_catalog is searched first, and every pg_* relation lives there.
         return _SYSTEM if name.startswith("pg_") else "public"
 

@@ -28,11 +28,26 @@ def test_query_json_shape(warehouse: Path, capsys: pytest.CaptureFixture[str]) -
     }  # fmt: skip
 
 
-def test_refusal_exits_zero(warehouse: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    """A refusal is a value, not a failure of the command."""
+def test_refusal_exits_three(warehouse: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """A refusal prints as a value and exits 3, so a script can tell refused from served
+    (it used to exit 0)."""
     code = main(["query", "--db", str(warehouse), "--sql", "SELECT * FROM hr.salaries", "--json"])
     payload = _json(capsys)
-    assert code == 0 and payload["refused"] is True and payload["layer"] == "filter"
+    assert code == 3 and payload["refused"] is True and payload["layer"] == "filter"
+
+
+@pytest.mark.parametrize("layers", ["database", "filter", "filter,database"])
+def test_deep_nesting_is_a_refusal_not_a_traceback(
+    warehouse: Path, capsys: pytest.CaptureFixture[str], layers: str
+) -> None:
+    """3,000 nested parentheses ended in a RecursionError traceback with the database layer
+    alone; now every layer setting answers with a refusal or an ordinary failure."""
+    sql = "SELECT " + "(" * 3000 + "1" + ")" * 3000
+    code = main(["query", "--db", str(warehouse), "--sql", sql, "--layers", layers, "--json"])
+    captured = capsys.readouterr()
+    assert code in (1, 3) and "Traceback" not in captured.err
+    payload = json.loads(captured.out)
+    assert payload["refused"] or payload["error"]
 
 
 def test_layers_and_allow_options(warehouse: Path, capsys: pytest.CaptureFixture[str]) -> None:
