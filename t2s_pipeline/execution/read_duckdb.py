@@ -32,7 +32,7 @@ from t2s_pipeline.execution.allowlists import (
 )
 from t2s_pipeline.execution.catalogue import Catalogue
 from t2s_pipeline.execution.engine import DUCKDB, first_line
-from t2s_pipeline.execution.reading import Refused, series_length
+from t2s_pipeline.execution.reading import Refused, series_length, walk_tree
 
 _TABLE_REFS = frozenset(
     {"BASE_TABLE", "JOIN", "SUBQUERY", "TABLE_FUNCTION", "EXPRESSION_LIST", "EMPTY", "PIVOT"}
@@ -111,13 +111,7 @@ class _Walk:
         self.functions = allowed_functions(DUCKDB)
 
     def run(self, root: dict[str, Any]) -> None:
-        stack: list[tuple[Any, frozenset[str]]] = [(root, frozenset())]
-        while stack:
-            value, ctes = stack.pop()
-            if isinstance(value, list):
-                stack.extend((item, ctes) for item in value)
-            elif isinstance(value, dict):
-                stack.extend(self._visit(value, ctes))
+        walk_tree(root, self._visit)
 
     def _visit(
         self, node: dict[str, Any], ctes: frozenset[str]

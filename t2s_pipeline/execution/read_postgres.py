@@ -31,7 +31,7 @@ from t2s_pipeline.execution.allowlists import (
 )
 from t2s_pipeline.execution.catalogue import Catalogue
 from t2s_pipeline.execution.engine import POSTGRES
-from t2s_pipeline.execution.reading import Refused, series_length
+from t2s_pipeline.execution.reading import Refused, series_length, walk_tree
 
 _SYSTEM = "pg_catalog"
 _ALLOWED_STATEMENT = "SelectStmt"
@@ -84,13 +84,7 @@ class _Walk:
         self.functions = allowed_functions(POSTGRES)
 
     def run(self, root: dict[str, Any]) -> None:
-        stack: list[tuple[Any, frozenset[str]]] = [(root, frozenset())]
-        while stack:
-            value, ctes = stack.pop()
-            if isinstance(value, list):
-                stack.extend((item, ctes) for item in value)
-            elif isinstance(value, dict):
-                stack.extend(self._visit(value, ctes))
+        walk_tree(root, self._visit)
 
     def _visit(
         self, value: dict[str, Any], ctes: frozenset[str]

@@ -8,11 +8,39 @@ the first thing it must not let through; the statement filter turns that into a 
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Callable, Iterable, Sequence
+from typing import Any
+
+Scoped = tuple[Any, frozenset[str]]
+"""A part of a parse tree and the CTE names visible in it."""
 
 
 class Refused(Exception):
     """The filter refuses the statement; the message says why."""
+
+
+def walk_tree(
+    root: dict[str, Any], visit: Callable[[dict[str, Any], frozenset[str]], Iterable[Scoped]]
+) -> None:
+    """Visit every mapping of a JSON parse tree, depth first with an explicit stack (so a deeply
+    nested statement cannot exhaust Python's recursion limit); ``visit`` checks one mapping and
+    returns the parts to walk next, each with the CTE names visible there.
+
+    >>> seen = []
+    >>> def visit(node, ctes):
+    ...     seen.append(node)
+    ...     return [(child, ctes) for child in node.values()]
+    >>> walk_tree({"a": [{"b": 1}]}, visit)
+    >>> len(seen)
+    2
+    """
+    stack: list[Scoped] = [(root, frozenset())]
+    while stack:
+        value, ctes = stack.pop()
+        if isinstance(value, list):
+            stack.extend((item, ctes) for item in value)
+        elif isinstance(value, dict):
+            stack.extend(visit(value, ctes))
 
 
 def series_length(bounds: Sequence[float | None], inclusive: bool) -> int | None:
