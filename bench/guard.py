@@ -4,8 +4,9 @@ The queries are the gold SQL of ``cases/erp/*.yaml`` (falling back to a built-in
 case files are there), run on the demo warehouse. Each query runs ``--repeat`` times on both
 paths, interleaved after one warm-up; the table shows the median time of each path and their
 ratio. The guarded path is the evaluation path: both layers (statement filter, serving snapshot
-opened read-only and locked down, a fresh cursor and an interrupt timer per statement) and the
-100,000-row fetch cap. Target: median ratio <= 1.2.
+opened read-only and locked down, the bound-plan check, a fresh cursor and an interrupt timer
+per statement), the worker process and the 100,000-row fetch cap. Target: median ratio <= 1.2.
+The worker's round trip (``SELECT 1``) and the plan check are also timed on their own.
 
 Three guarded figures per query:
 
@@ -34,6 +35,8 @@ import yaml
 
 from t2s_pipeline.demo.schema import ALLOWED_SCHEMAS
 from t2s_pipeline.execution import Guard, GuardedExecutor, open_executor
+from t2s_pipeline.execution.duckdb_plan import check_plan
+from t2s_pipeline.execution.duckdb_snapshot import serving_snapshot
 from t2s_pipeline.execution.statement_filter import clear_verdict_cache
 
 FALLBACK = (
@@ -114,6 +117,17 @@ def batch_seconds(
     )
 
 
+def plan_check_seconds(db: Path, queries: list[str], repeat: int) -> list[float]:
+    """Median seconds of the database layer's plan check (parse tree and bound plan) per query,
+    on the serving snapshot as the guarded path opens it."""
+    snapshot = serving_snapshot(db, ALLOWED_SCHEMAS)
+    con = duckdb.connect(str(snapshot), read_only=True)
+    try:
+        return [median_seconds(lambda sql=sql: check_plan(con, sql), repeat) for sql in queries]
+    finally:
+        con.close()
+
+
 def main() -> None:
     """Print the per-query table and the summary ratios."""
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
@@ -131,6 +145,9 @@ def main() -> None:
         batch_bare, batch_guarded, batch_rounds = batch_seconds(
             bare, guarded, [sql for _, sql in queries], args.repeat
         )
+        round_trip = median_seconds(lambda: guarded.run("SELECT 1"), args.repeat * 4)
+    bare_trip = median_seconds(lambda: bare.execute("SELECT 1").fetchall(), args.repeat * 4)
+    plan_s = plan_check_seconds(args.db, [sql for _, sql in queries], args.repeat)
     bare.close()
     print(
         f"{'query':40} {'bare ms':>8} {'warm ms':>8} {'cold ms':>8} {'warm x':>7} {'cold x':>7}"
@@ -157,6 +174,14 @@ def main() -> None:
             f"  {label:24} median ratio {statistics.median(ratios):.2f} (target <= 1.2), "
             f"ratio of total time {sum(guarded_s) / sum(bare_s):.2f}"
         )
+    print(
+        f"  worker round trip (SELECT 1, verdict memoised): {round_trip * 1e3:.2f} ms guarded, "
+        f"{bare_trip * 1e3:.2f} ms bare"
+    )
+    print(
+        f"  DuckDB database layer's bound-plan check alone: median {statistics.median(plan_s) * 1e3:.2f} ms "
+        f"per query (max {max(plan_s) * 1e3:.2f} ms)"
+    )
     low, middle, high = (
         statistics.quantiles(batch_rounds, n=4) if len(batch_rounds) > 1 else batch_rounds * 3
     )

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import datetime as dt
 import json
+import logging
 import math
 from collections import Counter
 from collections.abc import Callable, Iterator, Mapping, Sequence
@@ -47,6 +48,8 @@ from t2s_pipeline.sql.pair import analyse_pair
 from t2s_pipeline.sql.schema import Schema
 from t2s_pipeline.store import ResultsStore
 from t2s_pipeline.sut.client import Item, ItemOutcome, SutClient
+
+_LOG = logging.getLogger(__name__)
 
 
 @dataclass(frozen=True)
@@ -928,7 +931,8 @@ def _guard_key(suite: Path, warehouse: Path, engines: Sequence[str], timeout_s: 
     import t2s_pipeline.execution as execution_package
 
     digest = hashlib.sha256(f"{sorted(engines)}:{timeout_s}".encode())
-    sources = sorted(Path(execution_package.__file__).parent.glob("*.py"))
+    package = Path(execution_package.__file__).parent
+    sources = sorted([*package.rglob("*.py"), *package.rglob("*.txt"), *package.rglob("*.sql")])
     for path in [*sorted(suite.glob("*.yaml")), *sources]:
         digest.update(path.name.encode())
         digest.update(path.read_bytes())
@@ -950,7 +954,13 @@ def _run_hostile(
     with tempfile.TemporaryDirectory(prefix="t2s-guard-check-") as workdir:
         targets = [makers[e](warehouse, Path(workdir)) for e in engines]
         try:
-            report = run_suite(load_suite(suite), targets, timeout_s, parallel=True)
+            attacks = load_suite(suite)
+            _LOG.info(
+                "guardrails check: %d attacks x 3 layer settings on %s (cached afterwards)",
+                len(attacks),
+                ", ".join(engines),
+            )
+            report = run_suite(attacks, targets, timeout_s, progress=_LOG.info, parallel=True)
         finally:
             for target in targets:
                 target.cleanup()

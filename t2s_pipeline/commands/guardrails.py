@@ -1,7 +1,10 @@
-"""``t2s guardrails``: run the hostile suite on each engine and print attack x layer x engine.
+"""``t2s guardrails``: the hostile suite and the legitimate corpus on each engine.
 
-Exits 1 when any cell is a leak or an over-block, 0 when every attack was stopped and every
-control served.
+Prints attack x layer x engine for the hostile suite, then, for the legitimate corpus (over a
+thousand ordinary read-only statements per engine, :mod:`t2s_pipeline.suites.legitimate`),
+how many were served with the bare database's rows per engine and layer and every statement
+that was not. Exits 1 when any cell is a leak or an over-block, 0 when every attack was
+stopped and every legitimate statement served.
 """
 
 from __future__ import annotations
@@ -20,9 +23,11 @@ from t2s_pipeline.execution.hostile import (
     LAYER_SETTINGS,
     NOT_APPLICABLE,
     OK,
+    OVER_BLOCK,
     VERDICTS,
     SuiteReport,
     load_suite,
+    run_corpus,
     run_suite,
 )
 from t2s_pipeline.execution.hostile_targets import (
@@ -31,7 +36,9 @@ from t2s_pipeline.execution.hostile_targets import (
     postgres_target,
     sqlite_target,
 )
+from t2s_pipeline.suites.legitimate import legitimate_corpus
 
+_HEAVY = frozenset({"resource", "memory", "result_size"})
 DEFAULT_PG_URL = "postgresql://postgres:postgres@localhost:5432/postgres"
 _SHORT = {
     "refused:filter": "F",
@@ -63,6 +70,12 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     parser.add_argument("--suite", type=Path, default=Path("cases/hostile"))
     parser.add_argument("--timeout-s", type=float, default=2.0)
     parser.add_argument("--row-limit", type=int, default=1000)
+    parser.add_argument(
+        "--corpus",
+        action=argparse.BooleanOptionalAction,
+        default=True,
+        help="also run the legitimate corpus (default: on)",
+    )
     parser.set_defaults(func=run)
 
 
@@ -78,12 +91,34 @@ def run(args: argparse.Namespace) -> int:
             report = run_suite(
                 attacks, targets, args.timeout_s, args.row_limit, _say, parallel=True
             )
+            corpus = _corpus(targets, args) if args.corpus else None
         finally:
             for target in targets:
                 target.cleanup()
     print(render_table(report, [t.engine for t in targets]))
     print(render_summary(report))
-    return 1 if report.failures else 0
+    if corpus is not None:
+        print(render_corpus(corpus))
+    failed = report.failures or (corpus.failures if corpus is not None else ())
+    return 1 if failed else 0
+
+
+def _corpus(targets: Sequence[EngineTarget], args: argparse.Namespace) -> SuiteReport:
+    statements = {t.engine: legitimate_corpus(t.engine) for t in targets}
+    return run_corpus(statements, targets, max(args.timeout_s, 5.0), args.row_limit, _say)
+
+
+def render_corpus(report: SuiteReport) -> str:
+    """Served and over-blocked statements per engine and layer, then every over-block."""
+    counts = report.counts()
+    keys = sorted({(engine, layer) for engine, layer, _ in counts})
+    lines = ["", "legitimate corpus (engine, layer: served as the bare database, over-block)"]
+    for engine, layer in keys:
+        served, blocked = counts[(engine, layer, OK)], counts[(engine, layer, OVER_BLOCK)]
+        lines.append(f"  {engine:8} {layer:8}  served {served}, over-block {blocked}")
+    for cell in report.failures:
+        lines.append(f"  over-block: {cell.attack} on {cell.engine}/{cell.layer}: {cell.detail}")
+    return "\n".join(lines)
 
 
 def _targets(engines: Sequence[str], args: argparse.Namespace, workdir: Path) -> list[EngineTarget]:
@@ -135,6 +170,13 @@ def render_summary(report: SuiteReport) -> str:
         lines.append(f"  {engine:8} {layer:8}  {numbers}")
     total = {v: sum(n for (_, _, verdict), n in counts.items() if verdict == v) for v in VERDICTS}
     lines.append("  total              " + ", ".join(f"{v} {total[v]}" for v in VERDICTS))
+    heavy = [c for c in report.cells if c.category in _HEAVY and c.verdict != NOT_APPLICABLE]
+    if heavy:
+        slowest = max(heavy, key=lambda c: c.seconds)
+        lines.append(
+            f"  resource, memory and result-size attacks: {len(heavy)} cells, slowest "
+            f"{slowest.seconds:.1f} s ({slowest.attack} on {slowest.engine}/{slowest.layer})"
+        )
     for cell in report.failures:
         lines.append(
             f"  {cell.verdict}: {cell.attack} on {cell.engine}/{cell.layer}: {cell.detail}"

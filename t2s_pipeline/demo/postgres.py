@@ -38,7 +38,7 @@ from psycopg2 import sql
 
 from t2s_pipeline.demo.schema import ALLOWED_SCHEMAS, TABLES, TableDef, create_statements
 from t2s_pipeline.errors import ExecutionError
-from t2s_pipeline.execution.postgres_role import BYPASSING_FUNCTIONS
+from t2s_pipeline.execution.postgres_role import BYPASSING_FUNCTIONS, CATALOGUE_COLUMNS
 
 CHUNK_ROWS = 50_000
 READER_SETTINGS: dict[str, str] = {
@@ -142,6 +142,12 @@ def grant_reader(cursor: Any, database: str, role: str, schemas: tuple[str, ...]
     cursor.execute(_REVOKED_FUNCTIONS_SQL, (sorted({*REVOKED_FUNCTIONS, *BYPASSING_FUNCTIONS}),))
     for (signature,) in cursor.fetchall():
         cursor.execute(f"REVOKE EXECUTE ON FUNCTION {signature} FROM PUBLIC")
+    for table, columns in sorted(CATALOGUE_COLUMNS.items()):
+        name = sql.Identifier("pg_catalog", table)
+        cursor.execute(sql.SQL("REVOKE SELECT ON {} FROM PUBLIC").format(name))
+        if columns:
+            listed = sql.SQL(", ").join(sql.Identifier(c) for c in columns)
+            cursor.execute(sql.SQL("GRANT SELECT ({}) ON {} TO PUBLIC").format(listed, name))
 
 
 def with_database(url: str, database: str) -> str:

@@ -4,7 +4,9 @@ With the database layer on, the connection opens the serving snapshot (allowlist
 only) with ``read_only=True``, external access off (no files, network, ATTACH, INSTALL or
 LOAD), extension autoloading off, Python replacement scans off, a memory cap, and the
 configuration locked so no statement can undo any of it. DuckDB's own parser must see exactly
-one SELECT statement: anything else (SET, USE, CALL, CREATE TEMP ...) is refused before it runs.
+one SELECT statement: anything else (SET, USE, CALL, CREATE TEMP ...) is refused before it runs,
+and its bound plan must read only data (:mod:`~t2s_pipeline.execution.duckdb_plan`: no catalogue,
+settings or plan functions, which DuckDB, having no privileges, would serve to anyone).
 Each statement runs on a fresh cursor, so temporary objects and session settings die with it;
 reading the statement and taking the cursor (``prepare``) may happen on another thread while an
 earlier statement runs. The timer calls ``interrupt()`` at the deadline.
@@ -22,6 +24,7 @@ import duckdb
 
 from t2s_pipeline.errors import ExecutionError
 from t2s_pipeline.execution.duckdb_catalogue import read_catalogue
+from t2s_pipeline.execution.duckdb_plan import check_plan
 from t2s_pipeline.execution.duckdb_snapshot import serving_snapshot
 from t2s_pipeline.execution.engine import (
     DUCKDB,
@@ -34,6 +37,7 @@ from t2s_pipeline.execution.engine import (
 from t2s_pipeline.execution.guard import DATABASE, Guard
 from t2s_pipeline.execution.limits import fetch_capped
 from t2s_pipeline.execution.policy import fold_schema_names
+from t2s_pipeline.execution.read_duckdb import MULTI_HINT
 from t2s_pipeline.execution.watchdog import Watchdog
 
 MEMORY_LIMIT = "2GB"
@@ -68,8 +72,16 @@ class DuckDBBackend:
 
     def prepare(self, sql: str) -> Prepared:
         """DuckDB's own reading of ``sql`` (hardened: exactly one SELECT) and a fresh cursor."""
-        statement: Any = _single_select(self._con, sql) if self.hardened else sql
-        return Prepared(statement, self._con.cursor())
+        if not self.hardened:
+            return Prepared(sql, self._con.cursor())
+        statement = _single_select(self._con, sql)
+        cursor = self._con.cursor()
+        try:
+            check_plan(cursor, sql)
+        except BaseException:
+            cursor.close()
+            raise
+        return Prepared(statement, cursor)
 
     def fetch(self, prepared: Prepared) -> Fetched:
         """Run a prepared statement on its own cursor within the time and row bounds."""
@@ -116,6 +128,8 @@ def _single_select(connection: duckdb.DuckDBPyConnection, sql: str) -> Any:
     if len(statements) != 1:
         raise DatabaseRefusal(f"DuckDB read {len(statements)} statements; exactly one is served")
     kind = statements[0].type
+    if kind == duckdb.StatementType.MULTI:
+        raise DatabaseRefusal(f"DuckDB read {MULTI_HINT}")
     if kind != duckdb.StatementType.SELECT:
         raise DatabaseRefusal(f"DuckDB read a {kind.name} statement; only SELECT is served")
     return statements[0]

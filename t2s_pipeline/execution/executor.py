@@ -25,8 +25,8 @@ from t2s_pipeline.execution.engine import (
     QueryFailed,
     detect_engine,
 )
-from t2s_pipeline.execution.guard import DATABASE, FILTER, Guard, Refusal
-from t2s_pipeline.execution.limits import with_row_limit
+from t2s_pipeline.execution.guard import DATABASE, FILTER, LIMITS, Guard, Refusal
+from t2s_pipeline.execution.limits import MAX_NESTING, nesting_depth, with_row_limit
 from t2s_pipeline.execution.outcome import QueryOutcome
 from t2s_pipeline.execution.postgres_engine import PostgresBackend
 from t2s_pipeline.execution.sqlite_engine import SQLiteBackend
@@ -127,6 +127,10 @@ class GuardedExecutor:
     def _ready(self, sql: str) -> _Ready:
         """Everything before ``sql`` runs: the filter (if on), the row limit, the database
         layer's reading. Refusals and ordinary failures are values."""
+        depth = nesting_depth(sql)
+        if depth > MAX_NESTING:
+            reason = f"the statement nests {depth} parentheses deep; the limit is {MAX_NESTING}"
+            return _Ready(sql, refusal=Refusal(LIMITS, reason))
         if FILTER in self.guard.layers:
             verdict = self.statement_filter.check(sql)
             if verdict is not None:

@@ -16,11 +16,13 @@ in every setting, since they are not an access layer.
 
 from __future__ import annotations
 
+import datetime as dt
 import logging
 from collections import Counter
 from collections.abc import Callable, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, replace
+from typing import Any
 
 from t2s_pipeline.errors import ExecutionError
 from t2s_pipeline.execution.executor import open_executor
@@ -228,15 +230,27 @@ def run_corpus(
     cells: list[Cell] = []
     for target in targets:
         statements = corpus.get(target.engine, ())
+        if progress is not None:
+            progress(f"{target.engine}: legitimate corpus on the bare database ({len(statements)})")
+        bare = [_bare(target, s.sql, row_limit) for s in statements]  # before any layer opens it
         for layer in LAYER_SETTINGS:
             if progress is not None:
                 progress(f"{target.engine}: legitimate corpus, {layer} layer ({len(statements)})")
-            cells += _corpus_cells(statements, target, layer, timeout_s, row_limit)
+            cells += _corpus_cells(statements, bare, target, layer, timeout_s, row_limit)
     return SuiteReport(tuple(cells))
+
+
+def _bare(target: EngineTarget, sql: str, row_limit: int) -> list[tuple[Any, ...]] | str:
+    """The bare database's rows (one more than the bound), or its own failure as text."""
+    try:
+        return target.bare_rows(sql, row_limit + 1)
+    except Exception as error:  # the bare database's own failure: the statement is not legitimate
+        return f"the bare database fails it too: {error}"
 
 
 def _corpus_cells(
     statements: Sequence[LegitStatement],
+    bare: Sequence[list[tuple[Any, ...]] | str],
     target: EngineTarget,
     layer: str,
     timeout_s: float,
@@ -254,10 +268,10 @@ def _corpus_cells(
     location = target.unguarded if layer == FILTER else target.guarded
     cells = []
     with open_executor(location, guard) as executor:
-        for statement, outcome in zip(
-            statements, executor.run_all(s.sql for s in statements), strict=True
+        for statement, rows, outcome in zip(
+            statements, bare, executor.run_all(s.sql for s in statements), strict=True
         ):
-            verdict, detail = _served_as_bare(statement, outcome, target, row_limit)
+            verdict, detail = _served_as_bare(outcome, rows, row_limit)
             cells.append(
                 Cell(statement.id, "legitimate", target.engine, layer, verdict,
                      describe(outcome), detail, outcome.seconds)
@@ -270,17 +284,40 @@ def _corpus_cells(
 
 
 def _served_as_bare(
-    statement: LegitStatement, outcome: QueryOutcome, target: EngineTarget, row_limit: int
+    outcome: QueryOutcome, bare: list[tuple[Any, ...]] | str, row_limit: int
 ) -> tuple[str, str]:
     if outcome.refused or outcome.error is not None:
         return OVER_BLOCK, outcome.reason or outcome.error or ""
-    try:
-        bare = target.bare_rows(statement.sql, row_limit + 1)
-    except Exception as error:  # the bare database's own failure: the statement is not legitimate
-        return OVER_BLOCK, f"the bare database fails it too: {error}"
+    if isinstance(bare, str):
+        return OVER_BLOCK, bare
     served = outcome.rows
     if len(bare) > row_limit:  # both sides were cut: compare how much came back
         same = len(served) == row_limit
     else:
-        same = sorted(map(repr, served)) == sorted(map(repr, bare))
-    return (OK, "") if same else (OVER_BLOCK, f"returned {len(served)} rows, bare {len(bare)}")
+        same = sorted(map(_comparable, served)) == sorted(map(_comparable, bare))
+    return (OK, "") if same else (OVER_BLOCK, _difference(served, bare))
+
+
+def _comparable(row: tuple[Any, ...]) -> str:
+    """A row as text: floats to 12 significant digits (a parallel sum's last bits vary), and
+    aware timestamps as UTC instants (two drivers name the same zone with different classes)."""
+    return repr(tuple(_value(v) for v in row))
+
+
+def _value(value: Any) -> Any:
+    if isinstance(value, float):
+        return float(f"{value:.12g}")
+    if isinstance(value, dt.datetime) and value.tzinfo is not None:
+        return value.astimezone(dt.UTC).isoformat()
+    return value
+
+
+def _difference(served: Sequence[tuple[Any, ...]], bare: Sequence[tuple[Any, ...]]) -> str:
+    only_served = sorted(set(map(_comparable, served)) - set(map(_comparable, bare)))
+    only_bare = sorted(set(map(_comparable, bare)) - set(map(_comparable, served)))
+    first = (
+        f"; served {only_served[0]} , bare {only_bare[0] if only_bare else '-'}"
+        if only_served
+        else ""
+    )
+    return f"returned {len(served)} rows, bare {len(bare)}{first}"

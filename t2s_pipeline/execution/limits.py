@@ -1,7 +1,7 @@
 """Row bounds: the serving path's appended LIMIT and the capped fetch of every path.
 
-The serving path appends ``LIMIT n + 1`` (built with sqlglot) to a top-level query that has no
-LIMIT or FETCH, then returns at most ``n`` rows: the extra row only tells whether the limit cut
+The serving path appends ``LIMIT n + 1`` to the text of a top-level query that has no LIMIT,
+FETCH or OFFSET (sqlglot decides; the text is not regenerated), then returns at most ``n`` rows: the extra row only tells whether the limit cut
 the result, so ``truncated`` is exact. Every path fetches at most ``cap`` rows plus one.
 """
 
@@ -10,40 +10,72 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from typing import Any
 
+import duckdb
 import sqlglot
 from sqlglot import exp
-from sqlglot.errors import ErrorLevel
+from sqlglot.tokens import TokenType
 
 _LIMITABLE = (exp.Select, exp.SetOperation)
+
+MAX_NESTING = 256
+"""The deepest parenthesis nesting served. Parsers recurse (sqlglot's, Python's own JSON reader,
+some engines' binders), so deeper text is refused by the limits layer in every layer setting
+rather than left to exhaust a stack; ordinary SQL stays far below (the legitimate corpus: 4)."""
+
+
+def nesting_depth(sql: str) -> int:
+    """The deepest parenthesis nesting of ``sql``, by DuckDB's tokenizer (strings and comments
+    skipped; no recursion, so any depth is measured).
+
+    >>> nesting_depth("SELECT ((1)), ')' -- (")
+    2
+    >>> nesting_depth("SELECT 'é', (((1)))")
+    3
+    """
+    try:
+        tokens = duckdb.tokenize(sql)
+    except duckdb.Error:
+        return 0  # text DuckDB cannot even tokenize fails in every reader anyway
+    text = sql.encode("utf-8")  # the tokenizer's positions are byte offsets
+    depth = deepest = 0
+    for start, kind in tokens:
+        if kind == duckdb.token_type.operator:
+            mark = text[start : start + 1]
+            depth += (mark == b"(") - (mark == b")")
+            deepest = max(deepest, depth)
+    return deepest
 
 
 def with_row_limit(sql: str, dialect: str, row_limit: int) -> str:
     """``sql`` with ``LIMIT row_limit + 1`` appended when its top-level query has no limit.
 
-    Anything the rewrite cannot handle (unparseable text, several statements, a statement that
-    is not a SELECT or set operation, or one sqlglot cannot write back in the dialect without
-    losing part of it) is returned unchanged: the capped fetch still bounds it.
+    sqlglot only decides whether to append; the text itself is never regenerated (a rewrite can
+    change what the statement means, e.g. sqlglot 30 drops the table qualifiers inside a DuckDB
+    PIVOT, and the filter checked the text as written). The clause goes after the last token, so
+    a trailing comment or semicolon cannot swallow it. Anything else (unparseable text, several
+    statements, a statement that is not a SELECT or set operation, one with LIMIT, FETCH or
+    OFFSET) is returned unchanged: the capped fetch still bounds it.
 
-    >>> with_row_limit("SELECT a FROM t ORDER BY a", "duckdb", 1000)
+    >>> with_row_limit("SELECT a FROM t ORDER BY a -- newest first", "duckdb", 1000)
     'SELECT a FROM t ORDER BY a LIMIT 1001'
     >>> with_row_limit("SELECT a FROM t LIMIT 5", "duckdb", 1000)
     'SELECT a FROM t LIMIT 5'
-    >>> with_row_limit("SELECT * FROM (VALUES (1)) AS v(id)", "sqlite", 1000)  # would drop (id)
-    'SELECT * FROM (VALUES (1)) AS v(id)'
+    >>> with_row_limit("SELECT * FROM (VALUES (1)) AS v(id);", "sqlite", 1000)
+    'SELECT * FROM (VALUES (1)) AS v(id) LIMIT 1001'
     """
     try:
         parsed = [s for s in sqlglot.parse(sql, read=dialect) if s is not None]
-    except sqlglot.errors.SqlglotError:
+        tokens = [
+            t for t in sqlglot.tokenize(sql, read=dialect) if t.token_type != TokenType.SEMICOLON
+        ]
+    except (sqlglot.errors.SqlglotError, RecursionError):  # deep nesting: the engine decides
         return sql
-    if len(parsed) != 1 or not isinstance(parsed[0], _LIMITABLE):
+    if len(parsed) != 1 or not isinstance(parsed[0], _LIMITABLE) or not tokens:
         return sql
     query = parsed[0]
-    if query.args.get("limit") is not None or query.args.get("fetch") is not None:
+    if any(query.args.get(key) is not None for key in ("limit", "fetch", "offset")):
         return sql
-    try:
-        return query.limit(row_limit + 1).sql(dialect=dialect, unsupported_level=ErrorLevel.RAISE)
-    except sqlglot.errors.UnsupportedError:
-        return sql
+    return f"{sql[: tokens[-1].end + 1]} LIMIT {row_limit + 1}"
 
 
 def fetch_capped(

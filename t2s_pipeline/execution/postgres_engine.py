@@ -64,7 +64,12 @@ class PostgresBackend:
         self._watchdog = Watchdog()
 
     def prepare(self, sql: str) -> Prepared:
-        """Nothing to read ahead: the database reads the text when it runs."""
+        """Nothing to read ahead (the database reads the text when it runs), except that libpq
+        sends a statement as a C string: past a NUL byte the server would see only a prefix."""
+        if "\x00" in sql:
+            raise DatabaseRefusal(
+                "the statement contains a NUL byte; PostgreSQL would receive part"
+            )
         return Prepared(sql)
 
     def release(self, prepared: Prepared) -> None:

@@ -43,6 +43,32 @@ _POWERFUL_ROLES = (
     "pg_monitor", "pg_signal_backend",
 )  # fmt: skip
 
+CATALOGUE_COLUMNS: dict[str, tuple[str, ...] | None] = {
+    "pg_class": ("oid", "relname", "relnamespace", "relkind", "relowner"),
+    "pg_attribute": None,
+    "pg_description": None,
+    "pg_attrdef": None,
+    "pg_constraint": None,
+    "pg_index": None,
+    "pg_rewrite": ("oid", "ev_class"),
+    "pg_proc": ("oid", "proname", "pronamespace", "prosecdef", "proowner"),
+    "pg_statistic_ext": None,
+    "pg_trigger": None,
+    "pg_policy": None,
+}
+"""What a reader may still select from the catalogue tables that describe relations: the
+columns the role check reads (None: nothing). PostgreSQL lets every role read every catalogue
+table, so without this a reader learns the column names, comments, row estimates, defaults,
+constraints and view text of schemas it cannot enter. ``t2s demo load-postgres`` revokes SELECT
+on each table from PUBLIC and grants back these columns."""
+
+_CATALOGUE_SQL = """
+SELECT c.relname, a.attname FROM pg_class c
+JOIN pg_attribute a ON a.attrelid = c.oid AND a.attnum > 0 AND NOT a.attisdropped
+WHERE c.relnamespace = 'pg_catalog'::regnamespace AND c.relname = ANY(%s)
+  AND has_column_privilege(c.oid, a.attnum, 'SELECT')
+ORDER BY 1, 2
+"""
 _ROLE_SQL = """
 SELECT rolsuper OR rolbypassrls, rolcreaterole OR rolcreatedb,
        ARRAY(SELECT r.rolname FROM pg_roles r
@@ -137,6 +163,7 @@ def verify_reader(conn: Any, allowed_schemas: tuple[str, ...]) -> list[str]:
         bypassing = [str(row[0]) for row in cursor.fetchall()]
         cursor.execute(_OWNED_SQL)
         owned = [str(row[0]) for row in cursor.fetchall()]
+    catalogue = _readable_catalogue(conn)
     problems = []
     if superuser:
         problems.append("is a superuser or bypasses row security")
@@ -167,7 +194,59 @@ def verify_reader(conn: Any, allowed_schemas: tuple[str, ...]) -> list[str]:
             f"can execute the privilege-bypassing functions {_sample(bypassing)}; revoke EXECUTE "
             "on them FROM PUBLIC in this database (t2s demo load-postgres does)"
         )
+    if catalogue:
+        problems.append(
+            f"can read catalogue columns that describe other schemas ({_sample(catalogue)}); "
+            "revoke SELECT on those tables FROM PUBLIC and grant back only the columns of "
+            "CATALOGUE_COLUMNS (t2s demo load-postgres does)"
+        )
     return problems
+
+
+def _readable_catalogue(conn: Any) -> list[str]:
+    """Catalogue columns the role can select beyond :data:`CATALOGUE_COLUMNS`.
+
+    The check itself needs ``pg_attribute``, which a proper reader cannot read: it is then
+    asked table by table with ``has_column_privilege`` on the columns it might name.
+    """
+    tables = sorted(CATALOGUE_COLUMNS)
+    with conn.cursor() as cursor:
+        if _can_select(cursor, "pg_catalog.pg_attribute", "attname"):
+            cursor.execute(_CATALOGUE_SQL, (tables,))
+            readable = [(str(t), str(c)) for t, c in cursor.fetchall()]
+        else:
+            readable = [
+                (table, column)
+                for table in tables
+                for column in _PROBE_COLUMNS.get(table, ())
+                if _can_select(cursor, f"pg_catalog.{table}", column)
+            ]
+    return [
+        f"{table}.{column}"
+        for table, column in readable
+        if column not in (CATALOGUE_COLUMNS.get(table) or ())
+    ]
+
+
+def _can_select(cursor: Any, table: str, column: str) -> bool:
+    cursor.execute("SELECT has_column_privilege(%s, %s, 'SELECT')", (table, column))
+    return bool(cursor.fetchone()[0])
+
+
+_PROBE_COLUMNS: dict[str, tuple[str, ...]] = {
+    "pg_class": ("reltuples", "relpages", "relacl", "reloptions"),
+    "pg_attribute": ("attname", "atttypid"),
+    "pg_description": ("description",),
+    "pg_attrdef": ("adbin",),
+    "pg_constraint": ("conname", "conbin"),
+    "pg_index": ("indexprs", "indkey"),
+    "pg_rewrite": ("ev_action", "ev_qual"),
+    "pg_proc": ("prosrc", "proargnames"),
+    "pg_statistic_ext": ("stxname",),
+    "pg_trigger": ("tgname",),
+    "pg_policy": ("polqual",),
+}
+"""Columns that give a catalogue table away, probed when ``pg_attribute`` cannot be read."""
 
 
 class UnsafeViews:

@@ -38,6 +38,10 @@ _TABLE_REFS = frozenset(
     {"BASE_TABLE", "JOIN", "SUBQUERY", "TABLE_FUNCTION", "EXPRESSION_LIST", "EMPTY", "PIVOT"}
 )
 _DEFAULT_SCHEMA = "main"
+MULTI_HINT = (
+    "a statement DuckDB runs as several (a PIVOT without an IN list first queries the values);"
+    " name the pivoted values: PIVOT ... ON column IN ('a', 'b') USING ..."
+)
 _local = threading.local()
 
 
@@ -83,6 +87,8 @@ def _kind(connection: duckdb.DuckDBPyConnection, sql: str) -> str:
     if len(statements) > 1:
         return f"{len(statements)} statements"
     kind = statements[0].type.name if statements else ""
+    if kind == "MULTI":
+        return f"{MULTI_HINT}"
     return first_keyword(sql) or kind or "this statement"
 
 
@@ -95,11 +101,13 @@ def first_keyword(sql: str) -> str:
     words = [start for start, kind in tokens if kind != duckdb.token_type.comment]
     if not words:
         return ""
-    start = words[0]
-    end = start
-    while end < len(sql) and (sql[end].isalnum() or sql[end] == "_"):
+    text = sql.encode("utf-8")  # the tokenizer's positions are byte offsets
+    start = end = words[0]
+    while end < len(text) and (text[end : end + 1].isalnum() or text[end : end + 1] == b"_"):
         end += 1
-    return sql[start:end].upper() or sql[start]
+    if end == start:  # a symbol or a non-ASCII letter: its first character
+        return text[start:].decode("utf-8", errors="replace")[:1]
+    return text[start:end].decode("utf-8").upper()
 
 
 class _Walk:

@@ -84,6 +84,8 @@ class SQLiteBackend:
         cursor = self._con.cursor()
         try:
             cursor.execute(prepared.statement)
+            if self.hardened and cursor.description is None:
+                raise DatabaseRefusal("SQLite compiled no query from the text (only comments?)")
             columns = tuple(str(d[0]) for d in cursor.description or ())
             rows, truncated = fetch_capped(cursor.fetchmany, cursor.fetchall, self.guard.fetch_cap)
             return Fetched(columns, rows, truncated)

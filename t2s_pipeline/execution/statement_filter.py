@@ -85,6 +85,8 @@ def _verdict(
         return _refuse(
             f"the statement is {len(sql):,} characters; the limit is {MAX_STATEMENT_CHARS:,}"
         )
+    if "\x00" in sql:
+        return _refuse("the statement contains a NUL byte: a C parser would read only part of it")
     allowed = fold_schema_names(allowed_schemas, dialect)
     try:
         if dialect == POSTGRES:

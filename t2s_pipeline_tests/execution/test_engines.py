@@ -45,6 +45,44 @@ def test_duckdb_snapshot_holds_only_allowlisted_schemas(warehouse: Path) -> None
 
 
 @pytest.mark.parametrize(
+    ("sql", "reason"),
+    [
+        ("SELECT current_setting('temp_directory')", "current_setting"),
+        ("SELECT database_name, path FROM duckdb_databases()", "duckdb_databases"),
+        ("SELECT table_name FROM information_schema.columns", "duckdb_columns"),
+        ("SELECT o, pg_get_viewdef(o) FROM range(10) AS t(o)", "duckdb_views"),
+        ("SELECT json_serialize_plan('SELECT 1') LIKE '%DUMMY%'", "json_serialize_plan"),
+        ("SELECT * FROM pragma_storage_info('sales.orders')", "pragma_storage_info"),
+    ],
+)
+def test_duckdb_database_layer_alone_reads_the_bound_plan(
+    warehouse: Path, sql: str, reason: str
+) -> None:
+    """DuckDB has no privileges: the database layer refuses catalogue, settings and plan
+    functions from the bound plan (views and macros expanded), without the filter."""
+    with open_executor(str(warehouse), Guard(DEMO, layers=DATABASE_ONLY)) as executor:
+        outcome = executor.run(sql)
+        served = executor.run(
+            "SELECT count(*) FROM sales.orders AS o JOIN sales.customers AS c "
+            "ON c.customer_id = o.customer_id AND c.segment_cd = 'B2B' OR o.order_id < 0"
+        )
+    assert outcome.refused and outcome.layer == "database" and reason in (outcome.reason or "")
+    assert not served.refused and served.error is None and served.rows[0][0] > 0
+
+
+def test_duckdb_pivot_without_in_list_is_refused_with_the_fix(warehouse: Path) -> None:
+    """DuckDB runs a PIVOT without IN as two statements: both layers refuse it and say what to
+    write instead; with the IN list it is served."""
+    bare = "PIVOT sales.orders ON channel_cd USING count(*) GROUP BY status_cd"
+    listed = "PIVOT sales.orders ON channel_cd IN ('W', 'S', 'P') USING count(*) GROUP BY status_cd"
+    for layers in (DATABASE_ONLY, frozenset({"filter"})):
+        with open_executor(str(warehouse), Guard(DEMO, layers=layers)) as executor:
+            refused, served = executor.run(bare), executor.run(listed)
+        assert refused.refused and "IN (" in (refused.reason or "")
+        assert not served.refused and served.error is None and served.rows
+
+
+@pytest.mark.parametrize(
     "sql",
     [
         "SELECT * FROM hr.salaries",

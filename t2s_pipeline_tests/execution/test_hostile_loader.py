@@ -251,3 +251,12 @@ def test_generated_sql_rejects_bad_arguments(kind: str, size: int, engine: str) 
     """Called directly, the generator refuses what the loader would refuse."""
     with pytest.raises(ValueError):
         generated_sql(kind, size, engine)
+
+
+def test_the_shipped_suite_has_every_class_of_the_outside_review() -> None:
+    """cases/hostile holds attacks of each new class; catalogue attacks exist for DuckDB and
+    PostgreSQL, whose catalogues any reader can query."""
+    attacks = load_suite(SUITE)
+    assert set(NEW_CATEGORIES) <= {a.category for a in attacks}
+    catalogue = [a for a in attacks if a.category == "catalogue"]
+    assert all(any(a.sql_for(engine) for a in catalogue) for engine in ("duckdb", "postgres"))

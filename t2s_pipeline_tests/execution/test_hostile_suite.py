@@ -72,11 +72,21 @@ def test_nothing_changed_after_any_write_attempt(hostile_run: HostileRun, engine
 def test_filter_refuses_every_non_resource_attack_itself(
     hostile_run: HostileRun, engine: str
 ) -> None:
-    """With both layers on, the filter is the one that refuses (the database is the backstop)."""
+    """With both layers on, the filter is the one that refuses (the database is the backstop).
+
+    Except: resource, memory and result-size attacks are the limits' to stop; the limits layer
+    refuses too-deep nesting before anything parses it and the wall clock may cut a huge
+    statement first; and a trap object makes the database layer refuse to open the target (or
+    drop the object from its snapshot, leaving the filter a name that is simply not there)."""
     cells = hostile_run.report(engine).cells
-    full = [c for c in cells if c.layer == "full" and c.category not in ("resource", "control")]
-    others = [f"{c.attack}: {c.how} {c.detail}" for c in full
-              if c.verdict != NOT_APPLICABLE and c.how != "refused:filter"]  # fmt: skip
+    also = {
+        "malformed": {"refused:limits", "timeout"},
+        "trap_object": {"failed", "refused:database"},
+    }
+    skipped = ("resource", "control", "memory", "result_size")
+    full = [c for c in cells if c.layer == "full" and c.category not in skipped]
+    others = [f"{c.attack}: {c.how} {c.detail}" for c in full if c.verdict != NOT_APPLICABLE
+              and c.how not in {"refused:filter", *also.get(c.category, ())}]  # fmt: skip
     assert not others, "\n".join(others)
 
 

@@ -28,12 +28,21 @@ def test_with_row_limit(sql: str, expected: str) -> None:
     assert with_row_limit(sql, "duckdb", 10) == expected
 
 
-def test_a_rewrite_that_would_lose_part_of_the_statement_is_not_made() -> None:
-    """sqlglot cannot write a column-aliased derived table in SQLite: the statement is kept as
-    written (and fails as written) rather than run as a different query."""
-    sql = "SELECT * FROM (VALUES (1, 'a')) AS v(id, label)"
-    assert with_row_limit(sql, "sqlite", 10) == sql
-    assert with_row_limit(sql, "duckdb", 10) == sql + " LIMIT 11"
+def test_the_limit_is_appended_to_the_text_as_written() -> None:
+    """The statement runs as written plus the clause: sqlglot would drop the qualifiers inside
+    a DuckDB PIVOT (making the join ambiguous) and a SQLite derived table's column aliases."""
+    pivot = (
+        "SELECT * FROM (PIVOT (SELECT s.region_cd, k.on_hand_qty, s.site_type_cd "
+        "FROM inventory.stock AS k JOIN sales.sites AS s ON s.site_id = k.site_id) "
+        "ON site_type_cd IN ('ST', 'WH') USING sum(on_hand_qty) GROUP BY region_cd) AS p"
+    )
+    assert with_row_limit(pivot, "duckdb", 10) == pivot + " LIMIT 11"
+    values = "SELECT * FROM (VALUES (1, 'a')) AS v(id, label) /* end */ ;"
+    assert (
+        with_row_limit(values, "sqlite", 10)
+        == "SELECT * FROM (VALUES (1, 'a')) AS v(id, label) LIMIT 11"
+    )
+    assert with_row_limit("SELECT a FROM t OFFSET 2", "duckdb", 10) == "SELECT a FROM t OFFSET 2"
 
 
 def test_eval_row_cap_reports_truncation(warehouse: Path) -> None:
@@ -64,3 +73,25 @@ def test_eval_cap_on_sqlite(warehouse: Path, tmp_path: Path) -> None:
     with open_executor(str(copy.main), guard) as executor:
         outcome = executor.run("SELECT order_id FROM orders")
     assert len(outcome.rows) == 5 and outcome.truncated
+
+
+def test_a_statement_too_deep_for_sqlglot_is_left_to_the_engine() -> None:
+    """sqlglot's parser recurses; a deeply nested statement is kept as written, no traceback."""
+    deep = "SELECT " + "(" * 3000 + "1" + ")" * 3000
+    assert with_row_limit(deep, "duckdb", 10) == deep
+
+
+@pytest.mark.parametrize("layers", [frozenset({"filter"}), frozenset({"database"})])
+def test_deep_nesting_is_refused_by_the_limits_layer(
+    warehouse: Path, layers: frozenset[str]
+) -> None:
+    """Past MAX_NESTING the limits layer refuses in every layer setting; just below, it runs."""
+    from t2s_pipeline.execution.limits import MAX_NESTING
+
+    def nested(depth: int) -> str:
+        return "SELECT " + "(" * depth + "1" + ")" * depth
+
+    with open_executor(str(warehouse), Guard(DEMO, layers=layers)) as executor:
+        deep, shallow = executor.run(nested(MAX_NESTING + 1)), executor.run(nested(50))
+    assert deep.refused and deep.layer == "limits" and str(MAX_NESTING) in (deep.reason or "")
+    assert not shallow.refused and shallow.rows == [(1,)]

@@ -103,3 +103,38 @@ def test_a_second_statement_cannot_run(loaded: tuple[str, str]) -> None:
                        "WHERE r.rolname = 't2s_test_reader'")  # fmt: skip
         settings = [str(row[0]) for row in cursor.fetchall()]
     assert not any("1MB" in entry for entry in settings)
+
+
+@pytest.mark.parametrize(
+    "sql",
+    [
+        "SELECT c.relname, d.description FROM pg_description AS d JOIN pg_class AS c ON c.oid = d.objoid",
+        "SELECT relname, reltuples FROM pg_class WHERE relnamespace = 'hr'::regnamespace",
+        "SELECT attname FROM pg_attribute WHERE attrelid = 'sales.orders'::regclass",
+        "SELECT 1\x00; DELETE FROM sales.orders",
+    ],
+)
+def test_the_reader_cannot_read_what_the_catalogue_says_about_other_schemas(
+    loaded: tuple[str, str], sql: str
+) -> None:
+    """Every role can read pg_catalog by default: the loader revokes the tables that describe
+    relations (keeping the columns the role check needs), and a NUL byte never reaches libpq."""
+    guard = Guard(DEMO, dialect="postgres", layers=frozenset({"database"}))
+    with open_executor(loaded[0], guard) as executor:
+        outcome = executor.run(sql)
+    assert (outcome.refused or outcome.error is not None) and not outcome.rows
+
+
+def test_the_role_check_names_readable_catalogue_columns(loaded: tuple[str, str]) -> None:
+    """Granting pg_description back makes the role check refuse the reader, naming it."""
+    owner = psycopg2.connect(loaded[1])
+    owner.autocommit = True
+    try:
+        with owner.cursor() as cursor:
+            cursor.execute("GRANT SELECT ON pg_catalog.pg_description TO PUBLIC")
+        with pytest.raises(ExecutionError, match="pg_description.description"):
+            open_executor(loaded[0], Guard(DEMO, dialect="postgres"))
+    finally:
+        with owner.cursor() as cursor:
+            cursor.execute("REVOKE SELECT ON pg_catalog.pg_description FROM PUBLIC")
+        owner.close()
