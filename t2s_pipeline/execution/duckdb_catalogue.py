@@ -130,19 +130,26 @@ def classify(
 
 
 def _view_query(create: str) -> str:
-    """The query of ``CREATE VIEW name [(columns)] AS query;``, found with DuckDB's tokenizer."""
+    """The query of ``CREATE VIEW name [(columns)] AS query;``, found with DuckDB's tokenizer
+    (whose positions are byte offsets, so the text is sliced as UTF-8 bytes).
+
+    >>> _view_query('CREATE VIEW s."é" ("prix é") AS SELECT 1 AS x;')
+    'SELECT 1 AS x'
+    """
+    text = create.encode("utf-8")
     depth = 0
     for start, kind in duckdb.tokenize(create):
-        word = create[start : start + 3].upper()
-        if kind == duckdb.token_type.operator and create[start] in "()":
-            depth += 1 if create[start] == "(" else -1
+        mark = text[start : start + 1]
+        word = text[start : start + 3].upper()
+        if kind == duckdb.token_type.operator and mark in (b"(", b")"):
+            depth += 1 if mark == b"(" else -1
         elif (
             kind == duckdb.token_type.keyword
             and depth == 0
-            and word[:2] == "AS"
+            and word[:2] == b"AS"
             and not word[2:].isalnum()
         ):
-            return create[start + 2 :].strip().rstrip(";")
+            return text[start + 2 :].decode("utf-8").strip().rstrip(";")
     return create
 
 

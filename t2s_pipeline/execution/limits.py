@@ -29,20 +29,29 @@ def nesting_depth(sql: str) -> int:
 
     >>> nesting_depth("SELECT ((1)), ')' -- (")
     2
-    >>> nesting_depth("SELECT 'é', (((1)))")
-    3
+    >>> nesting_depth("SELECT 'é', (((1)))"), nesting_depth("SELECT '\\ud800', ((1))")
+    (3, 2)
     """
     try:
         tokens = duckdb.tokenize(sql)
-    except duckdb.Error:
-        return 0  # text DuckDB cannot even tokenize fails in every reader anyway
-    text = sql.encode("utf-8")  # the tokenizer's positions are byte offsets
+        text = sql.encode("utf-8")  # the tokenizer's positions are byte offsets
+    except (duckdb.Error, TypeError, UnicodeError):  # e.g. a lone surrogate: count every mark
+        return _character_depth(sql)
     depth = deepest = 0
     for start, kind in tokens:
         if kind == duckdb.token_type.operator:
             mark = text[start : start + 1]
             depth += (mark == b"(") - (mark == b")")
             deepest = max(deepest, depth)
+    return deepest
+
+
+def _character_depth(sql: str) -> int:
+    """Parenthesis depth counting every character (an over-estimate inside string literals)."""
+    depth = deepest = 0
+    for mark in sql:
+        depth += (mark == "(") - (mark == ")")
+        deepest = max(deepest, depth)
     return deepest
 
 

@@ -96,7 +96,7 @@ def first_keyword(sql: str) -> str:
     """The first word of ``sql`` by DuckDB's tokenizer (comments skipped), upper-cased."""
     try:
         tokens = duckdb.tokenize(sql)
-    except duckdb.Error:
+    except (duckdb.Error, TypeError):  # TypeError: text pybind cannot pass (a lone surrogate)
         return ""
     words = [start for start, kind in tokens if kind != duckdb.token_type.comment]
     if not words:
