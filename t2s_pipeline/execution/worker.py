@@ -49,6 +49,8 @@ WALL_GRACE_S = 2.0
 OPEN_TIMEOUT_S = 120.0
 """How long opening a database in a worker may take (a DuckDB snapshot is built on first use)."""
 _POOL_SIZE = 4
+WORN_SHARE = 0.25
+"""A worker that has lost this share of the headroom it had after opening is replaced."""
 _MEMORY_WORDS = (
     "out of memory",
     "could not allocate",
@@ -74,6 +76,11 @@ class ContainedExecutor:
         self._worker: _Worker | None = None
         self.engine = self._open()
 
+    @property
+    def worker_pid(self) -> int | None:
+        """The process the next statement runs in (None: a fresh one is started for it)."""
+        return self._worker.process.pid if self._worker is not None else None
+
     def run(self, sql: str) -> QueryOutcome:
         """Run one statement in the worker; never raises for the statement."""
         started = time.perf_counter()
@@ -88,6 +95,9 @@ class ContainedExecutor:
             )
         else:
             outcome = reply[1]
+            worn = reply[2]  # its address space stayed near the limit: next time, a fresh worker
+            if worn:
+                self._discard()
         if outcome.refused:
             self._log_refusal(sql, outcome)
         return outcome
@@ -266,6 +276,7 @@ def serve(conn: Connection, memory_mb: int) -> None:
     resource.setrlimit(resource.RLIMIT_AS, (limit, limit))
     resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
     executor: Any = None
+    opened = address_space()
     while True:
         try:
             message = conn.recv()
@@ -277,12 +288,14 @@ def serve(conn: Connection, memory_mb: int) -> None:
                 executor.close()
             try:
                 executor = open_executor(message[1], message[2], message[3])
+                opened = address_space()
                 conn.send(("ok", executor.engine))
             except Exception as error:  # every failure to open is reported, never a crash
                 executor = None
                 conn.send(("error", str(error) or type(error).__name__))
         elif kind == "run":
-            conn.send(("outcome", _run(executor, message[1], message[2], memory_mb)))
+            outcome = _run(executor, message[1], message[2], memory_mb)
+            conn.send(("outcome", outcome, _worn(limit, opened)))
         elif kind == "close":
             if executor is not None:
                 with contextlib.suppress(Exception):
@@ -314,6 +327,21 @@ def _run(executor: Any, sql: str, cpu_s: float, memory_mb: int) -> QueryOutcome:
             f"result size: more than {cap:,} bytes (the cap); {len(outcome.rows):,} rows", started
         )
     return outcome
+
+
+def address_space() -> int:
+    """This process's mapped address space in bytes (what ``RLIMIT_AS`` bounds)."""
+    with open("/proc/self/statm", encoding="ascii") as statm:
+        return int(statm.read().split()[0]) * resource.getpagesize()
+
+
+def _worn(limit: int, opened: int) -> bool:
+    """Whether the worker has used up :data:`WORN_SHARE` of the headroom it had after opening.
+
+    An allocator keeps what a failed huge statement mapped: after memory attacks a worker sat at
+    4.18 GB of its 4 GB limit, and the next ordinary statement that needed a block failed.
+    """
+    return limit - address_space() < (1 - WORN_SHARE) * (limit - opened)
 
 
 def _limits(reason: str, started: float) -> QueryOutcome:

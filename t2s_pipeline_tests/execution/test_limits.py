@@ -95,3 +95,23 @@ def test_deep_nesting_is_refused_by_the_limits_layer(
         deep, shallow = executor.run(nested(MAX_NESTING + 1)), executor.run(nested(50))
     assert deep.refused and deep.layer == "limits" and str(MAX_NESTING) in (deep.reason or "")
     assert not shallow.refused and shallow.rows == [(1,)]
+
+
+def test_a_worker_left_near_its_memory_limit_is_replaced(warehouse: Path) -> None:
+    """After a memory attack the allocator keeps what it mapped; the next statement gets a new worker.
+
+    A worker left at 4.18 GB of its 4 GB failed ordinary corpus statements that needed a block.
+    """
+    guard = Guard(("sales",), layers=frozenset({"database"}), timeout_s=10)
+    with open_executor(str(warehouse), guard) as executor:
+        first = executor.worker_pid
+        executor.run("SELECT count(*) FROM sales.sites")
+        assert executor.worker_pid == first  # ordinary statements keep their worker
+        attack = executor.run(
+            "SELECT length(string_agg(repeat('x', 1000), '')) FROM range(2000000)"
+        )
+        assert attack.refused and attack.layer == "limits"
+        assert executor.worker_pid is None
+        after = executor.run("SELECT count(*) FROM sales.sites")
+        assert after.rows == [(12,)]
+        assert executor.worker_pid not in (None, first)
