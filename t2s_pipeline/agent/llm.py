@@ -7,6 +7,7 @@ operation on the model's text, not SQL parsing.
 
 from __future__ import annotations
 
+import datetime as dt
 import os
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -14,7 +15,7 @@ from dataclasses import dataclass
 import httpx
 from pydantic import BaseModel, ValidationError
 
-from t2s_pipeline.agent.generation import Generation, GenerationError, Generator
+from t2s_pipeline.agent.generation import AskContext, Generation, GenerationError, Generator
 from t2s_pipeline.errors import SutError
 from t2s_pipeline.sut.contract import RetrieveResponse
 
@@ -56,9 +57,15 @@ class ChatCompletions(Generator):
         self._key = _api_key(config, os.environ if environ is None else environ)
 
     async def generate(
-        self, question: str, evidence: str | None, offered: RetrieveResponse
+        self,
+        question: str,
+        evidence: str | None,
+        offered: RetrieveResponse,
+        context: AskContext | None = None,
     ) -> Generation:
-        reply = await self._complete(build_messages(question, evidence, offered, self.dialect))
+        as_of = context.as_of if context else None
+        messages = build_messages(question, evidence, offered, self.dialect, as_of)
+        reply = await self._complete(messages)
         sql = extract_sql(reply)
         if sql is None:
             return Generation(None, refused=True, message="the model's reply holds no SQL")
@@ -85,9 +92,14 @@ class ChatCompletions(Generator):
 
 
 def build_messages(
-    question: str, evidence: str | None, offered: RetrieveResponse, dialect: str
+    question: str,
+    evidence: str | None,
+    offered: RetrieveResponse,
+    dialect: str,
+    as_of: dt.date | None = None,
 ) -> list[dict[str, str]]:
-    """System and user messages: tables' DDL, worked examples, evidence, then the question."""
+    """System and user messages: tables' DDL, worked examples, evidence, the snapshot's
+    "today" when known, then the question."""
     system = (
         f"You write one read-only {dialect} SQL query that answers the user's question. "
         "Use only the tables given. Reply with the query in a ```sql fenced block."
@@ -97,6 +109,8 @@ def build_messages(
         parts += [f"Example question: {example.question}", f"```sql\n{example.sql}\n```"]
     if evidence:
         parts.append(f"Evidence: {evidence}")
+    if as_of is not None:
+        parts.append(f"Today is {as_of.isoformat()}.")
     parts.append(f"Question: {question}")
     return [{"role": "system", "content": system}, {"role": "user", "content": "\n\n".join(parts)}]
 

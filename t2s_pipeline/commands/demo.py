@@ -29,6 +29,12 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     run = sub.add_parser("run", help="what `make demo` runs: build, check cases, evaluate")
     run.add_argument("--cases", type=Path, default=Path("cases/erp"))
     run.add_argument("--config", type=Path, default=Path("configs/baseline.yaml"))
+    run.add_argument(
+        "--changed",
+        type=Path,
+        default=Path("configs/baseline-no-notes.yaml"),
+        help="the changed configuration compared with --config (a second partition)",
+    )
     run.set_defaults(func=_run)
 
 
@@ -59,11 +65,15 @@ def _load_postgres(args: argparse.Namespace) -> int:
 
 
 def _run(args: argparse.Namespace) -> int:
-    """Build the warehouse when missing, check the cases, evaluate the baseline configuration."""
+    """Build the warehouse when missing, check the cases, evaluate the baseline and a changed
+    configuration (two partitions), then print the baseline's summary and what changed."""
+    from t2s_pipeline.assets.launch import run_config
+    from t2s_pipeline.assets.resources import T2SSettings
     from t2s_pipeline.casecheck import check_case_set
     from t2s_pipeline.cases import load_cases
     from t2s_pipeline.commands.cases import print_check_report
-    from t2s_pipeline.commands.runs import DEFAULT_RESULTS, run_command
+    from t2s_pipeline.commands.runs import DEFAULT_RESULTS, dagster_home, preflight
+    from t2s_pipeline.evaluation import compare
 
     case_set = load_cases(args.cases)
     warehouse = Path(case_set.domain.database_for())
@@ -71,6 +81,34 @@ def _run(args: argparse.Namespace) -> int:
         _build(argparse.Namespace(out=warehouse, scale=1.0))
     report = check_case_set(case_set)
     print_check_report(report)
-    _say(f"evaluating {args.config} (built-in agent on loopback, leave-one-out on)")
-    code = run_command(argparse.Namespace(config=args.config, results=DEFAULT_RESULTS))
-    return code if report.ok else 1
+    for config in (args.config, args.changed):
+        preflight(config)
+    home = dagster_home()
+    settings = T2SSettings(results_path=str(DEFAULT_RESULTS))
+    outcomes = []
+    for step, config in enumerate((args.config, args.changed), start=1):
+        _say(f"[{step}/2] evaluating {config} (built-in agent on loopback, leave-one-out on)")
+        outcome = run_config(config, settings)
+        state = (
+            "evaluated before with this code and these cases; results kept"
+            if outcome.already_evaluated
+            else ("succeeded" if outcome.success else "FAILED")
+        )
+        _say(f"[{step}/2] run {outcome.run_id}: {state}")
+        outcomes.append(outcome)
+    baseline, changed = outcomes
+    print(baseline.summary_markdown)
+    if baseline.success and changed.success:
+        comparison = compare(settings.store(), baseline.run_id, changed.run_id)
+        print(f"\n## What changed: {args.config.name} -> {args.changed.name}\n")
+        print(comparison.to_text(top=10))
+        print(
+            f"\nEvery figure of the changed run: t2s show {changed.run_id}; "
+            f"every regressed item: t2s compare {baseline.run_id} {changed.run_id}"
+        )
+    print(
+        f"\nruns {baseline.run_id} and {changed.run_id}; results in {DEFAULT_RESULTS}\n"
+        f"See them in the UI: DAGSTER_HOME={home} .venv/bin/dagster dev -w workspace.yaml"
+    )
+    ok = report.ok and baseline.success and changed.success
+    return 0 if ok else 1

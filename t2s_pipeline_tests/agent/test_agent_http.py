@@ -7,11 +7,15 @@ import json
 
 import httpx
 import pytest
+import sqlglot
 from openapi_spec_validator import validate
+from sqlglot import exp
 
 from t2s_pipeline.agent.generation import NOTHING_ALLOWED
+from t2s_pipeline.agent.linking import NOTHING_LINKED
 from t2s_pipeline.agent.openapi import openapi_document
 from t2s_pipeline.sut.client import build_items
+from t2s_pipeline.sut.fingerprint import agent_version
 from t2s_pipeline.sut.http import HttpSettings, HttpSutClient
 from t2s_pipeline_tests.agent.sample import TWINS, sample_case_set
 
@@ -21,7 +25,8 @@ ALL_IDS = [case.id for case in sample_case_set().cases]
 def test_health_says_the_agent_can_exclude(agent_url: str) -> None:
     """The client reads isolation from health; the agent honours exclusions."""
     body = httpx.get(f"{agent_url}/v1/health").json()
-    assert body == {"status": "ok", "supports_exclusions": True}
+    assert body == {"status": "ok", "supports_exclusions": True, "version": agent_version()}
+    assert len(agent_version()) == 12  # a hash of the agent's source: a changed agent, a new run
 
 
 def test_ask_answers_the_contract_shape(agent_url: str) -> None:
@@ -51,20 +56,43 @@ def test_retrieve_answers_the_contract_shape(agent_url: str) -> None:
     }
 
 
-def test_ask_answers_with_the_nearest_allowed_example(agent_url: str) -> None:
-    """The classic baseline: the nearest example's gold SQL is the answer."""
+def test_ask_answers_with_the_nearest_allowed_example(nearest_url: str) -> None:
+    """The classic baseline (``generation: nearest_example``): the nearest example's gold SQL
+    is the answer."""
     request = {"question": "Number of items per category.", "exclude_examples": []}
-    body = httpx.post(f"{agent_url}/v1/ask", json=request).json()
+    body = httpx.post(f"{nearest_url}/v1/ask", json=request).json()
     assert body["sql"] == "SELECT category, count(*) FROM sales.items GROUP BY category"
 
 
-def test_ask_refuses_when_every_example_is_excluded(agent_url: str) -> None:
+def test_nearest_example_refuses_when_every_example_is_excluded(nearest_url: str) -> None:
     """With nothing allowed there is nothing to copy: a refusal with its reason."""
     request = {"question": "How many orders were placed?", "exclude_examples": ALL_IDS}
-    body = httpx.post(f"{agent_url}/v1/ask", json=request).json()
+    body = httpx.post(f"{nearest_url}/v1/ask", json=request).json()
     assert body["refused"] is True and body["sql"] is None
     assert body["message"] == NOTHING_ALLOWED
     assert body["retrieval"]["examples"] == []
+
+
+def test_schema_linking_composes_when_every_example_is_excluded(agent_url: str) -> None:
+    """The default agent needs no example: from the offered tables alone it writes its own
+    query, which is none of the (excluded) gold queries."""
+    request = {"question": "How many orders were placed?", "exclude_examples": ALL_IDS}
+    body = httpx.post(f"{agent_url}/v1/ask", json=request).json()
+    assert body["refused"] is False and body["retrieval"]["examples"] == []
+    assert body["message"].startswith("composed over sales.orders")
+    tree = sqlglot.parse_one(body["sql"], read="duckdb")
+    assert [f"{t.db}.{t.name}" for t in tree.find_all(exp.Table)] == ["sales.orders"]
+    assert [type(e.unalias()) for e in tree.expressions] == [exp.Count]
+    assert body["sql"] not in {case.gold_sql for case in sample_case_set().cases}
+
+
+def test_schema_linking_refuses_when_no_offered_table_links(agent_url: str) -> None:
+    """Nothing offered, nothing to link: a refusal with its reason, not a guess."""
+    request = {"question": "zebra giraffe", "exclude_examples": []}
+    body = httpx.post(f"{agent_url}/v1/ask", json=request).json()
+    assert body["refused"] is True and body["sql"] is None
+    assert body["message"] == NOTHING_LINKED
+    assert body["retrieval"] == {"tables": [], "examples": []}
 
 
 BAD_BODIES = {
