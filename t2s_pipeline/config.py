@@ -31,8 +31,26 @@ class SutSettings(_Strict):
     url: str | None = None
     file: str | None = None
     isolate: bool = True
+    isolation: Literal["require", "warn"] = "require"
+    """With ``isolate``: any not_isolated item fails the run before scoring (``warn``: counted
+    and warned about, the run goes on)."""
+    # The built-in agent's knobs (kind builtin only); each is part of the run id.
+    generation: Literal["schema_linking", "nearest_example"] = "schema_linking"
     tables_k: int = Field(default=4, ge=1)
     examples_k: int = Field(default=3, ge=1)
+    use_comments: bool = True
+    use_examples: bool = True
+    date_windows: Literal["calendar", "rolling"] = "calendar"
+
+
+BUILTIN_KNOBS = (
+    "generation",
+    "tables_k",
+    "examples_k",
+    "use_comments",
+    "use_examples",
+    "date_windows",
+)
 
 
 class ScorerSettings(_Strict):
@@ -77,13 +95,17 @@ class RunConfig(_Strict):
         text = json.dumps(self.model_dump(mode="json"), sort_keys=True)
         return hashlib.sha256(text.encode()).hexdigest()
 
-    def run_id(self, case_set_hash: str) -> str:
-        """The partition key of this configuration against one gold case set.
+    def run_id(self, case_set_hash: str, sut_fingerprint: str = "") -> str:
+        """The partition key of this configuration against one gold case set and one SUT
+        (``sut_fingerprint``, see :mod:`t2s_pipeline.sut.fingerprint`).
 
         >>> RunConfig(name="baseline").run_id("0" * 64)[:9]
         'baseline-'
         """
-        digest = hashlib.sha256(f"{self.config_hash()}:{case_set_hash}".encode()).hexdigest()
+        key = f"{self.config_hash()}:{case_set_hash}"
+        if sut_fingerprint:
+            key += f":{sut_fingerprint}"
+        digest = hashlib.sha256(key.encode()).hexdigest()
         return f"{self.name}-{digest[:8]}"
 
 
@@ -122,6 +144,12 @@ def load_config(path: Path | str) -> RunConfig:
 
 
 def _check_sut(path: Path, sut: SutSettings) -> None:
+    knobs = sorted(set(BUILTIN_KNOBS) & sut.model_fields_set)
+    if sut.kind != "builtin" and knobs:
+        raise ConfigError(
+            f"{path}: field 'sut.{knobs[0]}': only the built-in agent has it, this SUT is kind "
+            f"{sut.kind}. Fix: remove {', '.join(knobs)} or use kind: builtin"
+        )
     if sut.kind == "http" and not sut.url:
         raise ConfigError(f"{path}: field 'sut.url': required for kind http. Fix: add url:")
     if sut.kind == "replay" and not sut.file:

@@ -94,17 +94,51 @@ def analyse_items(
     schemas: Mapping[str | None, Schema],
 ) -> list[ItemAnalysis]:
     """Analyse gold and candidate of every item (memoised on identical SQL of one case)."""
+    analyses, failed = _analyse_all(case_set, items, outcomes, schemas, skip_failures=False)
+    assert not failed
+    return analyses
+
+
+def safe_analyse_items(
+    case_set: CaseSet,
+    items: Sequence[Item],
+    outcomes: Mapping[str, ItemOutcome],
+    schemas: Mapping[str | None, Schema],
+) -> tuple[list[ItemAnalysis], list[str]]:
+    """Like :func:`analyse_items`, but a gold query that does not parse skips its items."""
+    return _analyse_all(case_set, items, outcomes, schemas, skip_failures=True)
+
+
+def _analyse_all(
+    case_set: CaseSet,
+    items: Sequence[Item],
+    outcomes: Mapping[str, ItemOutcome],
+    schemas: Mapping[str | None, Schema],
+    skip_failures: bool,
+) -> tuple[list[ItemAnalysis], list[str]]:
+    """One memo over every item: phrasings of a case answered with the same SQL share one
+    analysis, and a case whose gold cannot be analysed is tried once."""
     cases = case_set.by_id()
-    memo: dict[tuple[str, str | None], ItemAnalysis] = {}
-    out = []
+    memo: dict[tuple[str, str | None], ItemAnalysis | SqlAnalysisError] = {}
+    analyses: list[ItemAnalysis] = []
+    failed: list[str] = []
     for item in items:
         case = cases[item.case_id]
         sql = _candidate_sql(outcomes.get(item.item_id))
         key = (case.id, sql)
         if key not in memo:
-            memo[key] = _analyse(case, sql, case_set.domain.dialect, schemas[case.db_id])
-        out.append(_retag(memo[key], item.item_id))
-    return out
+            try:
+                memo[key] = _analyse(case, sql, case_set.domain.dialect, schemas[case.db_id])
+            except SqlAnalysisError as error:
+                if not skip_failures:
+                    raise
+                memo[key] = error
+        found = memo[key]
+        if isinstance(found, SqlAnalysisError):
+            failed.append(item.item_id)
+        else:
+            analyses.append(_retag(found, item.item_id))
+    return analyses, failed
 
 
 def _retag(analysis: ItemAnalysis, item_id: str) -> ItemAnalysis:
@@ -129,23 +163,6 @@ def _analyse(case: Case, candidate_sql: str | None, dialect: str, schema: Schema
         candidate_components=None if candidate is None else candidate.components,
         candidate_error=error,
     )
-
-
-def safe_analyse_items(
-    case_set: CaseSet,
-    items: Sequence[Item],
-    outcomes: Mapping[str, ItemOutcome],
-    schemas: Mapping[str | None, Schema],
-) -> tuple[list[ItemAnalysis], list[str]]:
-    """Like :func:`analyse_items`, but a gold query that does not parse skips its items."""
-    analyses: list[ItemAnalysis] = []
-    failed: list[str] = []
-    for item in items:
-        try:
-            analyses += analyse_items(case_set, [item], outcomes, schemas)
-        except SqlAnalysisError:
-            failed.append(item.item_id)
-    return analyses, failed
 
 
 def result_set(
@@ -558,7 +575,7 @@ def open_client(config: RunConfig, case_set: CaseSet) -> Iterator[SutClient]:
             assert config.sut.url is not None
             client = http(config.sut.url)
         else:
-            agent = AgentSettings(tables_k=config.sut.tables_k, examples_k=config.sut.examples_k)
+            agent = AgentSettings.from_sut(config.sut)
             client = http(stack.enter_context(serve_in_thread(build_app(case_set, settings=agent))))
         stack.callback(client.close)
         yield client
@@ -637,27 +654,35 @@ def score_outputs(
     gold: pd.DataFrame,
     candidates: Mapping[str, ExecutedResult],
     responses: pd.DataFrame,
+    probes: pd.DataFrame | None = None,
 ) -> list[dict[str, object]]:
-    """Output family and exact match of every item, with its ceilings."""
+    """Output family and exact match of every item, with its ceilings.
+
+    ``probes``: the run's retriever probes, for a SUT the harness can probe (HTTP, built-in);
+    an item whose probe is missing or failed is ``no_probe``. None: not a probed SUT (replay).
+    """
     from t2s_pipeline.execution.records import from_frame
 
     gold_by_case = from_frame(gold)
     drift = dict(zip(gold["key"], gold["drift"], strict=True)) if not gold.empty else {}
-    outcomes = outcomes_from_frames(responses, pd.DataFrame())
+    outcomes = outcomes_from_frames(responses, pd.DataFrame() if probes is None else probes)
     isolated = dict(zip(responses["item_id"], responses["isolated"], strict=True))
     rows = []
     for item_id, analysis in analyses.items():
         reference = gold_by_case.get(analysis.case_id)
         candidate = candidates.get(item_id)
         score = score_item_output(analysis, reference, candidate, settings)
+        outcome = outcomes.get(item_id)
         found = item_ceilings(
-            outcomes.get(item_id),
+            outcome,
             reference,
             candidate,
             score,
             bool(isolated.get(item_id, True)),
             bool(drift.get(analysis.case_id, False)),
         )
+        if probes is not None and (outcome is None or outcome.probe is None):
+            found.append("no_probe")  # missing (no retrieve endpoint) or failed
         row = output_row(analysis, score, found)
         row["candidate_status"] = None if candidate is None else candidate.status
         row["gold_status"] = None if reference is None else reference.status
@@ -795,6 +820,7 @@ def record_run_start(store: ResultsStore, spec: RunSpec, case_set: CaseSet) -> N
         "config_json": json.dumps(spec.config.model_dump(mode="json"), sort_keys=True),
         "config_hash": spec.config_hash,
         "case_set_hash": case_set.content_hash,
+        "sut_fingerprint": spec.sut_fingerprint,
         "cases_dir": spec.config.cases,
         "snapshot_hash": snapshot,
         "code_version": f"{version('t2s_pipeline')}+{code_fingerprint()}",
@@ -804,6 +830,14 @@ def record_run_start(store: ResultsStore, spec: RunSpec, case_set: CaseSet) -> N
     }
     frame_ = pd.DataFrame([row]).astype({"ended_at": "datetime64[us]", "summary_json": "string"})
     store.replace_run("runs", spec.run_id, frame_)
+
+
+def finished_runs(store: ResultsStore) -> set[str]:
+    """Run ids whose evaluation finished (their summary recorded)."""
+    runs = store.read("runs")
+    if runs.empty:
+        return set()
+    return set(runs.loc[runs["ended_at"].notna(), "run_id"].astype(str))
 
 
 def record_run_end(store: ResultsStore, spec: RunSpec, summary: RunSummary) -> None:

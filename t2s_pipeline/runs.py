@@ -14,6 +14,7 @@ from pathlib import Path
 from t2s_pipeline.cases import load_cases
 from t2s_pipeline.config import RunConfig
 from t2s_pipeline.errors import ConfigError
+from t2s_pipeline.sut.fingerprint import sut_fingerprint
 
 
 @dataclass(frozen=True)
@@ -25,17 +26,21 @@ class RunSpec:
     config_path: str
     config_hash: str
     case_set_hash: str
+    sut_fingerprint: str = ""
 
 
-def spec_for(config: RunConfig, config_path: Path | str) -> RunSpec:
-    """The run a configuration gives against the current state of its gold case set."""
+def spec_for(config: RunConfig, config_path: Path | str, sut: str | None = None) -> RunSpec:
+    """The run a configuration gives against the current state of its gold case set and SUT
+    (``sut``: its fingerprint, read from the SUT when not given)."""
     case_set_hash = load_cases(config.cases).content_hash
+    fingerprint = sut_fingerprint(config) if sut is None else sut
     return RunSpec(
-        run_id=config.run_id(case_set_hash),
+        run_id=config.run_id(case_set_hash, fingerprint),
         config=config,
         config_path=str(config_path),
         config_hash=config.config_hash(),
         case_set_hash=case_set_hash,
+        sut_fingerprint=fingerprint,
     )
 
 
@@ -49,6 +54,7 @@ def register(spec: RunSpec, registry: Path) -> Path:
         "config_path": spec.config_path,
         "config_hash": spec.config_hash,
         "case_set_hash": spec.case_set_hash,
+        "sut_fingerprint": spec.sut_fingerprint,
     }
     tmp = path.with_name(path.name + ".tmp")
     tmp.write_text(json.dumps(data, indent=2, sort_keys=True), encoding="utf-8")
@@ -71,4 +77,5 @@ def load_spec(run_id: str, registry: Path) -> RunSpec:
         config_path=data["config_path"],
         config_hash=data["config_hash"],
         case_set_hash=data["case_set_hash"],
+        sut_fingerprint=data.get("sut_fingerprint", ""),
     )

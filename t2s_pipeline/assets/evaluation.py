@@ -170,6 +170,49 @@ def gold_results(context: dg.AssetExecutionContext, settings: T2SSettings) -> dg
     )
 
 
+@dg.asset_check(
+    asset="sut_responses",
+    blocking=True,
+    description="Leave-one-out held: under isolate, no item is not_isolated (SPEC 4).",
+)
+def isolation(context: dg.AssetCheckExecutionContext, settings: T2SSettings) -> dg.AssetCheckResult:
+    """Blocking: a run whose SUT could see a case's own answer is not scored (``isolation:
+    warn`` in the configuration's ``sut:`` makes it a warning)."""
+    run_id = _partition(context, "sut_responses")
+    if run_id is None:
+        return dg.AssetCheckResult(passed=True, metadata={"run_id": ""})
+    sut = settings.spec(run_id).config.sut
+    data = settings.store().read("sut_responses", run_id)
+    # An item the SUT never answered (agent_error) could not use anything: not a leak.
+    answered = data[data["error_class"].isna()] if not data.empty else data
+    leaky = (
+        sorted(answered.loc[~answered["isolated"].astype(bool), "item_id"]) if len(answered) else []
+    )
+    metadata: dict[str, str | int] = {
+        "run_id": run_id,
+        "not_isolated": len(leaky),
+        "items": ", ".join(leaky[:20]),
+        "isolate": str(sut.isolate),
+    }
+    if not sut.isolate:
+        return dg.AssetCheckResult(passed=True, metadata=metadata)
+    return dg.AssetCheckResult(
+        passed=not leaky,
+        severity=dg.AssetCheckSeverity.ERROR
+        if sut.isolation == "require"
+        else dg.AssetCheckSeverity.WARN,
+        description=None
+        if not leaky
+        else (
+            f"{len(leaky)} item(s) not isolated (e.g. {', '.join(leaky[:3])}): the SUT does not "
+            "say it honours exclusions, or its trace or probe returned the case or a twin. "
+            "Fix: honour exclude_examples and report supports_exclusions in the health, or "
+            "set sut.isolation: warn to score the run anyway"
+        ),
+        metadata=metadata,
+    )
+
+
 @dg.asset_check(asset=gold_results, description="Every gold query executes (gold_failed = 0).")
 def gold_executes(
     context: dg.AssetCheckExecutionContext, settings: T2SSettings
@@ -290,6 +333,7 @@ def output_scores(context: dg.AssetExecutionContext, settings: T2SSettings) -> d
         store.read("gold_results", spec.run_id),
         from_frame(store.read("candidate_results", spec.run_id)),
         store.read("sut_responses", spec.run_id),
+        None if spec.config.sut.kind == "replay" else store.read("retrieval_probes", spec.run_id),
     )
     _write(settings, "output_scores", spec.run_id, rows)
     ceilings = ev.ceiling_counts(rows)
@@ -463,6 +507,6 @@ RUN_ASSETS = [
     diagnoses,
     run_summary,
 ]
-RUN_CHECKS = [gold_executes, scorer_self_test, ceilings, regression, guardrails]
+RUN_CHECKS = [isolation, gold_executes, scorer_self_test, ceilings, regression, guardrails]
 # Every check but the hostile suite (which has its own tests): for quick test runs.
-FAST_CHECKS = [gold_executes, scorer_self_test, ceilings, regression]
+FAST_CHECKS = [isolation, gold_executes, scorer_self_test, ceilings, regression]

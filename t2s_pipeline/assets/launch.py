@@ -1,6 +1,6 @@
 """Materialise one run partition from the command line or a test, on a Dagster instance."""
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 import dagster as dg
@@ -22,6 +22,10 @@ class LaunchOutcome:
     run_id: str
     success: bool
     summary_markdown: str
+    already_evaluated: bool = False
+    """Nothing ran: this run id had finished before, and its results were kept as they are."""
+    failed_checks: tuple[str, ...] = ()
+    """Each error-severity check that failed (``name: what and the fix``)."""
 
 
 def run_config(
@@ -29,14 +33,30 @@ def run_config(
     settings: T2SSettings,
     instance: dg.DagsterInstance | None = None,
     checks: list[dg.AssetChecksDefinition] | None = None,
+    rerun: bool = False,
 ) -> LaunchOutcome:
-    """Register the configuration's partition and materialise it end to end, checks included."""
+    """Register the configuration's partition and materialise it end to end, checks included.
+
+    A run id that finished before is never evaluated again over its results: the call returns
+    its summary (``already_evaluated``), or with ``rerun`` evaluates under a new id
+    ``<run id>-rN`` and keeps the earlier run whole.
+    """
     from t2s_pipeline import evaluation as ev
 
     config = load_config(config_path)
     # A fresh resource: model_copy does not reach the copy Dagster builds for the run.
     settings = T2SSettings(**{**settings.model_dump(), "cases_dir": config.cases})
     spec = spec_for(config, config_path)
+    store = settings.store()
+    finished = ev.finished_runs(store)
+    if spec.run_id in finished:
+        if not rerun:
+            summary = ev.summarise_run(store, spec.run_id).to_markdown()
+            return LaunchOutcome(spec.run_id, True, summary, already_evaluated=True)
+        n = 2
+        while f"{spec.run_id}-r{n}" in finished:
+            n += 1
+        spec = replace(spec, run_id=f"{spec.run_id}-r{n}")
     register(spec, Path(settings.registry_dir))
     instance = instance or dg.DagsterInstance.get()
     instance.add_dynamic_partitions(EVAL_RUN, [spec.run_id])
@@ -56,4 +76,11 @@ def run_config(
     summary = (
         ev.summarise_run(settings.store(), spec.run_id).to_markdown() if result.success else ""
     )
-    return LaunchOutcome(spec.run_id, result.success, summary)
+    blocked = tuple(
+        f"{e.check_name}: {e.description or 'failed'}"
+        for e in result.get_asset_check_evaluations()
+        if not e.passed and e.severity == dg.AssetCheckSeverity.ERROR
+    )
+    return LaunchOutcome(
+        spec.run_id, result.success and not blocked, summary, failed_checks=blocked
+    )

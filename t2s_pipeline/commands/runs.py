@@ -23,6 +23,11 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     run = subparsers.add_parser("run", help="register a configuration's run and materialise it")
     run.add_argument("--config", type=Path, required=True, help="e.g. configs/baseline.yaml")
     run.add_argument("--results", type=Path, default=DEFAULT_RESULTS)
+    run.add_argument(
+        "--rerun",
+        action="store_true",
+        help="evaluate again a run that finished before, under a new id (<run id>-rN)",
+    )
     run.set_defaults(func=run_command)
 
     runs = subparsers.add_parser("runs", help="list evaluated runs with their summaries")
@@ -36,12 +41,26 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     show.add_argument("--results", type=Path, default=DEFAULT_RESULTS)
     show.set_defaults(func=_show)
 
-    compare = subparsers.add_parser("compare", help="paired deltas and regressions of two runs")
+    compare = subparsers.add_parser(
+        "compare", help="paired deltas, improvements and regressions of two runs"
+    )
     compare.add_argument("run_a")
     compare.add_argument("run_b")
     compare.add_argument("--json", action="store_true")
+    compare.add_argument(
+        "--top", type=int, default=None, help="list only the N largest improvements/regressions"
+    )
     compare.add_argument("--results", type=Path, default=DEFAULT_RESULTS)
     compare.set_defaults(func=_compare)
+
+    export = subparsers.add_parser(
+        "export", help="one row per item of a run: SQL, status, every family, diagnosis"
+    )
+    export.add_argument("run_id")
+    export.add_argument("--format", choices=("jsonl", "csv", "parquet"), default="jsonl")
+    export.add_argument("--out", type=Path, default=None, help="file (default: standard output)")
+    export.add_argument("--results", type=Path, default=DEFAULT_RESULTS)
+    export.set_defaults(func=_export)
 
 
 def preflight(config_path: Path) -> None:
@@ -93,8 +112,17 @@ def run_command(args: argparse.Namespace) -> int:
 
     preflight(args.config)
     home = dagster_home()
-    outcome = run_config(args.config, T2SSettings(results_path=str(args.results)))
+    outcome = run_config(args.config, T2SSettings(results_path=str(args.results)), rerun=args.rerun)
+    if outcome.already_evaluated:
+        print(
+            f"run {outcome.run_id} was evaluated before with this configuration, these cases and "
+            "this SUT; its results are kept and nothing ran. Its summary follows; "
+            "`t2s run --rerun` evaluates again under a new id.\n",
+            file=sys.stderr,
+        )
     print(outcome.summary_markdown)
+    for failure in outcome.failed_checks:
+        print(f"check {failure}", file=sys.stderr)
     print(
         f"\nrun {outcome.run_id}: {'succeeded' if outcome.success else 'FAILED'}; "
         f"results in {args.results}; Dagster instance {home}\n"
@@ -116,6 +144,7 @@ def _runs(args: argparse.Namespace) -> int:
             "  NOT FINISHED (failed or still running; see the Dagster run)" if unfinished else ""
         )
         print(f"{run['run_id']}  (config {run['config']}, {run['n_items']} items){state}")
+        print(f"  {'SUT':<17} {run['sut_fingerprint'] or 'not recorded (an older run)'}")
         for family, metric, label in _HEADLINES:
             figure = run["families"].get(family, {}).get(metric, {})
             print(f"  {label:<17} {_figure(figure)}")
@@ -147,6 +176,10 @@ def _figure(figure: dict[str, Any]) -> str:
     return str(Mean(figure.get("mean"), int(figure.get("n", 0)), (ci[0], ci[1]) if ci else None))
 
 
+def _text(value: object) -> str | None:
+    return value if isinstance(value, str) and value else None
+
+
 def _summaries(store: ResultsStore) -> list[dict[str, Any]]:
     runs = store.read("runs")
     out = []
@@ -159,6 +192,7 @@ def _summaries(store: ResultsStore) -> list[dict[str, Any]]:
                 "started_at": row.started_at,
                 "ended_at": row.ended_at,
                 "code_version": getattr(row, "code_version", None),
+                "sut_fingerprint": _text(getattr(row, "sut_fingerprint", None)),
                 "n_items": summary.get("n_items", 0),
                 "families": summary.get("families", {}),
                 "ceilings": summary.get("ceilings", {}),
@@ -199,11 +233,48 @@ def _compare(args: argparse.Namespace) -> int:
             "n_shared": comparison.n_shared,
             "deltas": _records(comparison.to_frame()),
             "regressions": _records(comparison.regressions_frame()),
+            "improvements": _records(comparison.improvements_frame()),
+            "ex_by_difficulty": {
+                band: {"delta": delta.mean, "ci": delta.ci, "n": delta.n}
+                for band, delta in comparison.band_deltas
+            },
+            "diagnosis": {
+                category: {"a": a, "b": b} for category, a, b in comparison.diagnosis_shift
+            },
         }
         print(json.dumps(data, indent=2, default=str))
     else:
-        print(comparison.to_text())
+        print(comparison.to_text(top=args.top))
     sys.stdout.flush()
+    return 0
+
+
+def _export(args: argparse.Namespace) -> int:
+    from t2s_pipeline.cases import load_cases
+    from t2s_pipeline.export import export_frame, write_export
+
+    store = ResultsStore(args.results)
+    runs = store.read("runs", args.run_id)
+    if runs.empty:
+        raise ConfigError(f"no run {args.run_id!r} in {args.results}; `t2s runs` lists them")
+    run = runs.iloc[0]
+    case_set = None
+    try:
+        case_set = load_cases(str(run["cases_dir"]))
+    except Exception as error:  # the export goes on without gold SQL, and says why
+        print(f"gold_sql left empty: cannot read {run['cases_dir']}: {error}", file=sys.stderr)
+    if case_set is not None and case_set.content_hash != run["case_set_hash"]:
+        print(
+            f"note: the cases in {run['cases_dir']} changed since {args.run_id} ran; "
+            "gold_sql is today's",
+            file=sys.stderr,
+        )
+    frame = export_frame(store, args.run_id, case_set)
+    text = write_export(frame, args.format, args.out)
+    if text is not None:
+        sys.stdout.write(text)
+    else:
+        print(f"wrote {len(frame)} items of {args.run_id} to {args.out}", file=sys.stderr)
     return 0
 
 

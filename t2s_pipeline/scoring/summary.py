@@ -24,6 +24,7 @@ CEILINGS: tuple[str, ...] = (
     "agent_timeout",
     "refused",
     "not_isolated",
+    "no_probe",
     "gold_drift",
     "scorer_fault",
     "exact_but_partial",

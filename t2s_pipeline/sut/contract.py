@@ -99,6 +99,8 @@ class Health(_Message):
 
     status: StrictStr
     supports_exclusions: StrictBool = False
+    version: StrictStr | None = None
+    """The service's own version (build, prompt, model): part of the run id when reported."""
 
 
 class ErrorBody(_Message):
@@ -134,6 +136,7 @@ class FieldNames(BaseModel):
     example_sql: str = "sql"
     status: str = "status"
     supports_exclusions: str = "supports_exclusions"
+    version: str = "version"
 
     @classmethod
     def from_mapping(cls, mapping: Mapping[str, str]) -> FieldNames:
@@ -188,7 +191,11 @@ _LAYOUT: dict[type[BaseModel], dict[str, tuple[str, type[BaseModel] | None]]] = 
         "tables": ("tables", OfferedTable),
         "examples": ("examples", RetrievedExample),
     },
-    Health: {"status": ("status", None), "supports_exclusions": ("supports_exclusions", None)},
+    Health: {
+        "status": ("status", None),
+        "supports_exclusions": ("supports_exclusions", None),
+        "version": ("version", None),
+    },
 }
 
 

@@ -11,6 +11,7 @@ import pytest
 import yaml
 
 from t2s_pipeline.assets.resources import T2SSettings
+from t2s_pipeline.cases import load_cases
 from t2s_pipeline.demo.generate import build_warehouse
 
 REPO = Path(__file__).resolve().parents[2]
@@ -34,6 +35,16 @@ class Project:
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_text(yaml.safe_dump(data, sort_keys=False))
         return path
+
+    @property
+    def n_cases(self) -> int:
+        """How many gold cases the demo folder holds (one item each with ``phrasings: main``)."""
+        return len(load_cases(self.settings.cases_dir).cases)
+
+    @property
+    def n_wordings(self) -> int:
+        """How many items ``phrasings: all`` asks: every wording of every case."""
+        return sum(len(case.questions) for case in load_cases(self.settings.cases_dir).cases)
 
 
 @pytest.fixture(scope="session")

@@ -120,7 +120,7 @@ def test_ui_shows_assets_partition_metadata_and_checks(
     [materialization] = result["summary"]["assetMaterializations"]
     assert materialization["partition"] == outcome.run_id
     metadata = {entry["label"]: entry for entry in materialization["metadataEntries"]}
-    assert metadata["n_items"]["intValue"] == 65
+    assert metadata["n_items"]["intValue"] == project.n_cases
     assert "cells/recall" in metadata and "exact/ex/n" in metadata
     node = result["checks"]
     assert outcome.run_id in node["partitionKeysByDimension"][0]["partitionKeys"]
