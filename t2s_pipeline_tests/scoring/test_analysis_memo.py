@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 from pathlib import Path
 from typing import Any
 
@@ -9,16 +10,25 @@ import pytest
 
 from t2s_pipeline import evaluation as ev
 from t2s_pipeline.casecheck import domain_schemas
-from t2s_pipeline.cases import load_cases
+from t2s_pipeline.cases import CaseSet, load_cases
 from t2s_pipeline.sut.client import build_items
 
 REPO = Path(__file__).resolve().parents[2]
 
 
-def test_safe_analyse_items_shares_one_memo_across_items(monkeypatch: pytest.MonkeyPatch) -> None:
+def demo_cases(warehouse: Path) -> CaseSet:
+    """The demo cases read against the session's warehouse (a fresh checkout has no .t2s/)."""
+    case_set = load_cases(REPO / "cases" / "erp")
+    domain = dataclasses.replace(case_set.domain, database=str(warehouse))
+    return dataclasses.replace(case_set, domain=domain)
+
+
+def test_safe_analyse_items_shares_one_memo_across_items(
+    monkeypatch: pytest.MonkeyPatch, warehouse: Path
+) -> None:
     """Three phrasings with the same (absent) SQL are one analysis; the asset path used to
     analyse every item on its own."""
-    case_set = load_cases(REPO / "cases" / "erp")
+    case_set = demo_cases(warehouse)
     cases = case_set.cases[:5]
     items = [i for i in build_items(case_set, {}, "all") if i.case_id in {c.id for c in cases}]
     assert len(items) == 3 * len(cases)
@@ -37,9 +47,9 @@ def test_safe_analyse_items_shares_one_memo_across_items(monkeypatch: pytest.Mon
 
 
 def test_a_gold_that_cannot_be_analysed_skips_its_items_only(
-    monkeypatch: pytest.MonkeyPatch,
+    monkeypatch: pytest.MonkeyPatch, warehouse: Path
 ) -> None:
-    case_set = load_cases(REPO / "cases" / "erp")
+    case_set = demo_cases(warehouse)
     cases = case_set.cases[:2]
     items = [i for i in build_items(case_set, {}, "all") if i.case_id in {c.id for c in cases}]
     real = ev.analyse_pair
