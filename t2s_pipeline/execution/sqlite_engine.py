@@ -88,6 +88,11 @@ class SQLiteBackend:
                 raise DatabaseRefusal("SQLite compiled no query from the text (only comments?)")
             columns = tuple(str(d[0]) for d in cursor.description or ())
             rows, truncated = fetch_capped(cursor.fetchmany, cursor.fetchall, self.guard.fetch_cap)
+            if time.monotonic() > self._deadline:
+                # The progress handler runs between VM steps, not inside one: a single printf or
+                # replace() can run past the deadline and the statement end before it is asked.
+                # (SQLite 3.40's printf returns NULL rather than "too big" at the length limit.)
+                raise DatabaseRefusal(f"timed out after {self.guard.timeout_s:g} s", timed_out=True)
             return Fetched(columns, rows, truncated)
         except sqlite3.Error as error:
             raise self._classify(error) from error

@@ -36,6 +36,23 @@ def test_sqlite_timeout(warehouse: Path, tmp_path: Path) -> None:
     assert outcome.refused and outcome.timed_out and outcome.seconds < BOUND_S
 
 
+@pytest.mark.parametrize("layers", [frozenset({"filter"}), frozenset({"database"})])
+def test_a_sqlite_statement_that_ends_past_its_deadline_is_timed_out(
+    warehouse: Path, tmp_path: Path, layers: frozenset[str]
+) -> None:
+    """One printf() is one VM step: the progress handler is never asked while it runs, and a
+    statement with few steps ends before the next call. Under load the hostile printf-wide case
+    returned its row after 3.9 s of a 2 s bound; the deadline is checked when the rows are in."""
+    copy = build_sqlite_copy(warehouse, tmp_path / "w.sqlite")
+    guard = Guard(("main",), dialect="sqlite", layers=layers, timeout_s=0.01, contained=False)
+    with open_executor(str(copy.main), guard) as executor:
+        outcome = executor.run("SELECT length(printf('%.*c', 40000000, 'x'))")
+        quick = executor.run("SELECT 1")
+    assert outcome.seconds > 0.01, "the printf must outlast the bound for this test to mean much"
+    assert outcome.refused and outcome.timed_out, outcome
+    assert quick.rows == [(1,)]
+
+
 def test_postgres_timeout(warehouse: Path, pg_url: str) -> None:
     """statement_timeout and the cancel timer stop PostgreSQL at the deadline."""
     database = f"t2s_timeout_{uuid.uuid4().hex[:8]}"
