@@ -57,7 +57,9 @@ class ScorerSettings(_Strict):
     tau: float = Field(default=0.25, ge=0.0, le=1.0)
     float_decimals: int = Field(default=6, ge=0, le=15)
     shelf_bound: int = Field(default=512, ge=1)
-    ordered_compare: bool = False
+    ordered_compare: Literal["auto"] | bool = "auto"
+    """Row order matters: ``auto`` exactly when the gold's outermost query has ORDER BY
+    (SPEC 8, as Spider's evaluator does); ``true`` always; ``false`` never."""
     permutation_bound: int = Field(default=5040, ge=1)
     eval_row_cap: int = Field(default=100_000, ge=1)
     stored_rows: int = Field(default=200, ge=0)

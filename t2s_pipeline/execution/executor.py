@@ -127,6 +127,13 @@ class GuardedExecutor:
     def _ready(self, sql: str) -> _Ready:
         """Everything before ``sql`` runs: the filter (if on), the row limit, the database
         layer's reading. Refusals and ordinary failures are values."""
+        unencodable = _unencodable_at(sql)
+        if unencodable is not None:
+            reason = (
+                f"the statement is not UTF-8 text (a lone surrogate at character {unencodable}); "
+                "no database driver can send it"
+            )
+            return _Ready(sql, refusal=Refusal(LIMITS, reason))
         depth = nesting_depth(sql)
         if depth > MAX_NESTING:
             reason = f"the statement nests {depth} parentheses deep; the limit is {MAX_NESTING}"
@@ -218,3 +225,16 @@ class _Ready:
 
 def _since(started: float) -> float:
     return time.perf_counter() - started
+
+
+def _unencodable_at(sql: str) -> int | None:
+    """Position of the first character UTF-8 cannot carry (a lone surrogate), or None.
+
+    >>> _unencodable_at("SELECT 1"), _unencodable_at("SELECT '\\ud800'")
+    (None, 8)
+    """
+    try:
+        sql.encode("utf-8")
+    except UnicodeEncodeError as error:
+        return error.start
+    return None

@@ -13,7 +13,7 @@ True
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Literal
 
 from t2s_pipeline.results import ResultSet
 from t2s_pipeline.scoring.columns import Pair, column_scores, pair_columns
@@ -32,7 +32,8 @@ class OutputSettings:
     tau: float = 0.25
     float_decimals: int = 6
     shelf_bound: int = 512
-    ordered_compare: bool = False
+    ordered_compare: Literal["auto"] | bool = "auto"
+    """``auto``: order matters when the reference query sorts its outermost result."""
     permutation_bound: int = 5040
 
     def __post_init__(self) -> None:
@@ -129,7 +130,9 @@ def score_output(
         return _finish(_empty_sides(reference, None), ExactMatch(False), reference, None)
     cand = encode(candidate, settings.float_decimals)
     crosswalk = Crosswalk(ref, cand)
-    ordered = reference_ordered and settings.ordered_compare
+    ordered = settings.ordered_compare is True or (
+        settings.ordered_compare == "auto" and reference_ordered
+    )
     exact = exact_match(crosswalk, ordered=ordered, permutation_bound=settings.permutation_bound)
     if reference.n_rows == 0 or candidate.n_rows == 0:
         output = _empty_sides(reference, candidate)

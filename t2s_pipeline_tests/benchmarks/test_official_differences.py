@@ -83,18 +83,18 @@ def test_column_search_is_bounded_for_us_not_for_spider(concerts: Path) -> None:
     assert "permutation_bound" in bounded.ceilings
 
 
-def test_order_by_spider_compares_order_we_do_only_when_asked(concerts: Path) -> None:
-    """Oldest-first asked, youngest-first given: Spider says wrong, BIRD right; we say right
-    by default and wrong with ordered_compare on."""
+def test_order_by_spider_and_we_compare_order_bird_does_not(concerts: Path) -> None:
+    """Oldest-first asked, youngest-first given: Spider and we (``ordered_compare: auto``, the
+    default) say wrong, BIRD right; with ordered_compare off we compare a multiset."""
     gold = "SELECT name FROM singer ORDER BY age DESC"
     predicted = "SELECT name FROM singer ORDER BY age"
-    assert _verdicts(concerts, gold, predicted) == Verdicts(True, False, True, ())
-    assert not _verdicts(concerts, gold, predicted, ordered_compare=True).ours
+    assert _verdicts(concerts, gold, predicted) == Verdicts(False, False, True, ())
+    assert _verdicts(concerts, gold, predicted, ordered_compare=False).ours
 
 
 def test_order_by_inside_a_subquery_spider_still_compares_order(concerts: Path) -> None:
-    """Spider looks for ORDER BY anywhere in the gold text; we only for a top-level one, so
-    even with ordered_compare on the rows compare as a multiset."""
+    """Spider looks for ORDER BY anywhere in the gold text; ``auto`` only for a top-level one,
+    so the rows compare as a multiset."""
     gold = (
         "SELECT name FROM singer WHERE age > (SELECT age FROM singer ORDER BY age LIMIT 1) ORDER BY"
     )
@@ -102,7 +102,7 @@ def test_order_by_inside_a_subquery_spider_still_compares_order(concerts: Path) 
     predicted = (
         "SELECT name FROM singer WHERE age > (SELECT min(age) FROM singer) ORDER BY name DESC"
     )
-    verdicts = _verdicts(concerts, gold, predicted, ordered_compare=True)
+    verdicts = _verdicts(concerts, gold, predicted)
     assert (verdicts.ours, verdicts.spider, verdicts.bird) == (True, False, True)
 
 

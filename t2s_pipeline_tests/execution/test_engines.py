@@ -190,3 +190,21 @@ def test_bad_sql_is_an_error_not_a_refusal(warehouse: Path) -> None:
         False, None, None, (), [], False, error=outcome.error, seconds=outcome.seconds
     )
     assert outcome.error and "no_such_column" in outcome.error
+
+
+@pytest.mark.parametrize("layers", [frozenset({"database"}), frozenset({"filter", "database"})])
+def test_a_lone_surrogate_is_refused_before_any_driver(
+    warehouse: Path, tmp_path: Path, layers: frozenset[str]
+) -> None:
+    """No driver can encode it: DuckDB's extract_statements raised TypeError and SQLite's
+    execute UnicodeEncodeError inside the worker (a traceback in every demo run's log)."""
+    sqlite_copy = build_sqlite_copy(warehouse, tmp_path / "w.sqlite")
+    targets = ((str(warehouse), "duckdb", "sales"), (str(sqlite_copy.main), "sqlite", "main"))
+    for target, dialect, schema in targets:
+        guard = Guard((schema,), dialect=dialect, layers=layers, contained=False)
+        with open_executor(target, guard) as executor:
+            outcome = executor.run("SELECT '\ud800' AS x")
+            after = executor.run("SELECT 1 AS x")
+        assert outcome.refused and outcome.layer == "limits", (dialect, outcome)
+        assert "surrogate at character 8" in (outcome.reason or ""), outcome
+        assert after.rows == [(1,)]
