@@ -29,7 +29,8 @@ from t2s_pipeline.results import Column, ResultSet
 from t2s_pipeline.runs import RunSpec
 from t2s_pipeline.scoring.compare import Comparison, compare_runs, load_decision, unaccepted
 from t2s_pipeline.scoring.components import ComponentScores, ComponentSets, score_components
-from t2s_pipeline.scoring.diagnosis import ItemEvidence, diagnose
+from t2s_pipeline.scoring.diagnosis import Diagnosis, ItemEvidence, diagnose
+from t2s_pipeline.scoring.findings import component_findings, retrieval_findings
 from t2s_pipeline.scoring.output import OutputScore, OutputSettings, score_output
 from t2s_pipeline.scoring.retrieval import score_retrieval
 from t2s_pipeline.scoring.stats import mean_with_ci
@@ -294,8 +295,15 @@ def component_row(analysis: ItemAnalysis) -> dict[str, object]:
     return row
 
 
-def _sets(components: ComponentSets) -> dict[str, list[str]]:
-    return {name: sorted(values) for name, values in asdict(components).items()}
+def _sets(components: ComponentSets) -> dict[str, object]:
+    """Each component set sorted, and ``display``: element -> the text as written, where the
+    two differ (meaning-level normalisation, SPEC 7)."""
+    sets: dict[str, object] = {name: sorted(getattr(components, name)) for name in COMPONENT_SETS}
+    display = getattr(components, "display", None) or {}
+    shown = {k: v for k, v in display.items() if k != v}
+    if shown:
+        sets["display"] = shown
+    return sets
 
 
 def output_row(
@@ -320,6 +328,7 @@ def output_row(
         "key_json": json.dumps(output["key"]),
         "scorer_fault": score.scorer_fault,
         "ceilings_json": json.dumps(list(ceilings)),
+        "presentation_json": json.dumps(list(score.presentation)),
     }
 
 
@@ -330,7 +339,7 @@ def evidence(
     candidate_failed: bool,
     gold_failed: bool,
 ) -> ItemEvidence:
-    """Gather one item's figures from its stored family rows for the diagnosis."""
+    """Gather one item's figures and findings from its stored family rows for the diagnosis."""
 
     def differs(name: str) -> bool:
         p, r = _num(components.get(f"{name}_precision")), _num(components.get(f"{name}_recall"))
@@ -340,6 +349,13 @@ def evidence(
             or ((p is None) != (r is None))
         )
 
+    gold_sets = _json_object(components.get("gold_sets_json"))
+    candidate_sets = _json_object(components.get("candidate_sets_json"))
+    display = {**_mapping(gold_sets.get("display")), **_mapping(candidate_sets.get("display"))}
+    found = retrieval_findings([str(t) for t in _json_list(retrieval.get("missing_json"))])
+    if candidate_sets:
+        found += component_findings(gold_sets, candidate_sets, display)  # type: ignore[arg-type]
+    status = output.get("gold_status") if gold_failed else output.get("candidate_status")
     return ItemEvidence(
         gold_failed=gold_failed,
         scorer_fault=bool(output.get("scorer_fault")),
@@ -354,6 +370,9 @@ def evidence(
         cells_recall=_num(output.get("cells_recall")),
         reference_rows=_int(output.get("reference_rows")),
         candidate_rows=_int(output.get("candidate_rows")),
+        findings=tuple(found),
+        presentation=tuple(str(t) for t in _json_list(output.get("presentation_json"))),
+        failure=None if status is None or _num_is_missing(status) else str(status),
     )
 
 
@@ -364,7 +383,33 @@ def diagnosis_row(item_id: str, case_id: str, evidence_: ItemEvidence) -> dict[s
         "case_id": case_id,
         "category": diagnosis.category,
         "rule": diagnosis.rule,
+        "categories_json": json.dumps(list(diagnosis.categories)),
+        "findings_json": json.dumps(
+            [{"category": f.category, "text": f.text} for f in diagnosis.findings]
+        ),
     }
+
+
+def _json_object(value: object) -> dict[str, object]:
+    if not isinstance(value, str) or not value:
+        return {}
+    loaded = json.loads(value)
+    return loaded if isinstance(loaded, dict) else {}
+
+
+def _json_list(value: object) -> list[object]:
+    if not isinstance(value, str) or not value:
+        return []
+    loaded = json.loads(value)
+    return loaded if isinstance(loaded, list) else []
+
+
+def _mapping(value: object) -> dict[str, str]:
+    return {str(k): str(v) for k, v in value.items()} if isinstance(value, dict) else {}
+
+
+def _num_is_missing(value: object) -> bool:
+    return value is pd.NA or (isinstance(value, float) and value != value)
 
 
 def _num(value: object) -> float | None:
@@ -713,7 +758,10 @@ def family_metadata(
 
 def exact_rows(items: pd.DataFrame, output: pd.DataFrame) -> list[dict[str, object]]:
     merged = items[["item_id", "case_id", "phrasing", "difficulty"]].merge(
-        output[["item_id", "exact_match", "scorer_fault", "gold_status"]], on="item_id"
+        output[["item_id", "exact_match", "scorer_fault", "gold_status", "presentation_json"]]
+        if "presentation_json" in output
+        else output[["item_id", "exact_match", "scorer_fault", "gold_status"]],
+        on="item_id",
     )
     return [
         {
@@ -723,6 +771,10 @@ def exact_rows(items: pd.DataFrame, output: pd.DataFrame) -> list[dict[str, obje
             "difficulty": r.difficulty,
             # EX of an item whose gold failed is undefined, not a miss.
             "exact_match": None if r.gold_status != "ok" else bool(r.exact_match),
+            # Exact, or differing only in presentation (SPEC 11): a second line beside EX.
+            "ex_presentation": None
+            if r.gold_status != "ok"
+            else bool(r.exact_match) or bool(_json_list(getattr(r, "presentation_json", None))),
             "scorer_fault": bool(r.scorer_fault),
         }
         for r in merged.itertuples(index=False)
@@ -1059,6 +1111,12 @@ def describe_item(store: ResultsStore, run_id: str, item_id: str) -> str:
     ):
         if name in figures:
             lines.append(f"{label}: {_shown(figures[name])}")
+    also = [c for c in _json_list(figures.get("categories_json"))[1:]]
+    if also:
+        lines.append(f"also holds: {', '.join(map(str, also))}")
+    for finding in _json_list(figures.get("findings_json")):
+        if isinstance(finding, dict):
+            lines.append(f"  finding ({finding.get('category')}): {finding.get('text')}")
     return "\n".join(lines)
 
 
@@ -1089,6 +1147,7 @@ class PairScore:
     candidate: ExecutedResult
     candidate_parse_error: str | None
     ceilings: tuple[str, ...]
+    diagnosis: Diagnosis | None = None
 
     def to_json(self) -> dict[str, object]:
         data = self.output.to_json()
@@ -1106,6 +1165,12 @@ class PairScore:
             "rows": len(self.candidate.rows),
             "parse_error": self.candidate_parse_error,
         }
+        if self.diagnosis is not None:
+            data["diagnosis"] = {
+                "primary": self.diagnosis.category,
+                "also": list(self.diagnosis.categories[1:]),
+                "findings": [f.text for f in self.diagnosis.findings],
+            }
         return data
 
 
@@ -1158,7 +1223,30 @@ def score_pair(
         candidate_parse_error=pair.candidate_error,
         # The same ceilings a run records for an item (no SUT, so no agent or isolation ones).
         ceilings=tuple(item_ceilings(None, gold, candidate, output, isolated=True, drift=False)),
+        diagnosis=pair_diagnosis(analysis, output, gold, candidate),
     )
+
+
+def pair_diagnosis(
+    analysis: ItemAnalysis,
+    output: OutputScore,
+    gold: ExecutedResult,
+    candidate: ExecutedResult,
+) -> Diagnosis:
+    """The diagnosis a run would store for this pair (no retrieval trace: nothing offered)."""
+    stored = {
+        **output_row(analysis, output, output.ceilings),
+        "gold_status": gold.status,
+        "candidate_status": candidate.status,
+    }
+    found = evidence(
+        stored,
+        component_row(analysis),
+        {},
+        candidate_failed=candidate.status != "ok",
+        gold_failed=gold.status != "ok",
+    )
+    return diagnose(found)
 
 
 def _schema_names(schema: Schema, engine: str) -> tuple[str, ...]:

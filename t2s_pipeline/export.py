@@ -31,6 +31,7 @@ STATUS = (
 )
 FIGURES = (
     "ex",
+    "ex_presentation",
     "columns_precision",
     "columns_recall",
     "cells_precision",
@@ -55,7 +56,7 @@ FIGURES = (
         for side in ("precision", "recall")
     ),
 )
-DIAGNOSIS = ("diagnosis", "diagnosis_rule", "ceilings")
+DIAGNOSIS = ("diagnosis", "diagnosis_rule", "diagnosis_also", "findings", "ceilings")
 FIELDS: tuple[str, ...] = (*IDENTITY, *SQL, *STATUS, *FIGURES, *DIAGNOSIS)
 """Every exported field, in order."""
 
@@ -74,7 +75,9 @@ def export_frame(store: ResultsStore, run_id: str, case_set: CaseSet | None) -> 
     if not candidates.empty:
         candidates = candidates.rename(columns={"key": "item_id"})
     data = _join(data, candidates, {"status": "candidate_status", "reason": "candidate_reason"})
-    data = _join(data, store.read("exact_matches", run_id), {"exact_match": "ex"})
+    data = _join(data, store.read("exact_matches", run_id), {
+        "exact_match": "ex", "ex_presentation": "ex_presentation",
+    })  # fmt: skip
     data = _join(data, store.read("output_scores", run_id), {
         **{c: c for c in ("columns_precision", "columns_recall", "cells_precision",
                           "cells_recall")},
@@ -90,7 +93,8 @@ def export_frame(store: ResultsStore, run_id: str, case_set: CaseSet | None) -> 
         c: c for c in components if not c.startswith(("columns", "cells", "retrieval", "probe"))
     })  # fmt: skip
     data = _join(data, store.read("diagnoses", run_id), {
-        "category": "diagnosis", "rule": "diagnosis_rule",
+        "category": "diagnosis", "rule": "diagnosis_rule", "categories_json": "diagnosis_also",
+        "findings_json": "findings",
     })  # fmt: skip
     gold = {} if case_set is None else {c.id: c.gold_sql for c in case_set.cases}
     data = data.assign(gold_sql=data["case_id"].map(gold))
@@ -99,8 +103,14 @@ def export_frame(store: ResultsStore, run_id: str, case_set: CaseSet | None) -> 
             data[name] = None
     if "ceilings" in data:
         data["ceilings"] = [json.loads(v) if isinstance(v, str) else [] for v in data["ceilings"]]
-    if "ex" in data:
-        data["ex"] = data["ex"].astype("boolean")
+    data["diagnosis_also"] = [
+        json.loads(v)[1:] if isinstance(v, str) else [] for v in data["diagnosis_also"]
+    ]
+    data["findings"] = [
+        [f["text"] for f in json.loads(v)] if isinstance(v, str) else [] for v in data["findings"]
+    ]
+    for flag in ("ex", "ex_presentation"):
+        data[flag] = data[flag].astype("boolean")
     return data[list(FIELDS)].reset_index(drop=True)
 
 

@@ -19,7 +19,13 @@ import yaml
 from t2s_pipeline.scoring.stats import Mean, paired_delta
 from t2s_pipeline.scoring.summary import FAMILY_COLUMNS
 
-_HEADLINE = (("exact", "ex"), ("cells", "recall"), ("columns", "recall"), ("retrieval", "recall"))
+_HEADLINE = (
+    ("exact", "ex"),
+    ("exact", "ex_presentation"),
+    ("cells", "recall"),
+    ("columns", "recall"),
+    ("retrieval", "recall"),
+)
 
 
 @dataclass(frozen=True)

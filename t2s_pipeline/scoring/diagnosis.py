@@ -1,7 +1,13 @@
-"""Deterministic diagnosis (SPEC §11): the shape of the numbers names the failure.
+"""Deterministic diagnosis (SPEC 11): one primary category, and the findings behind it.
 
-Rules are tried in order; the first that holds names the item's category. Each rule reads
-only the families' figures, so the same numbers always give the same diagnosis.
+Every category that holds is kept; the primary one is the first that holds in the precedence
+``harness_bug``, ``correct``, ``no_result``, ``wrong_table``, ``wrong_filter``, ``wrong_grain``,
+``wrong_metric``, ``presentation`` (the most upstream fix first). A category holds when a
+finding supports it (a component element missing, extra or changed; a required table not
+offered; a presentation difference) or, failing any structural finding, when the shape of the
+numbers points at it (rows counted differently, cells unbalanced). When the data is right but
+shown differently, structural differences changed nothing and the item is ``presentation``.
+Each rule reads only stored figures, so the same numbers always give the same diagnosis.
 """
 
 from __future__ import annotations
@@ -9,8 +15,11 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 
+from t2s_pipeline.scoring.findings import Finding
+
 CATEGORIES: tuple[str, ...] = (
     "correct",
+    "presentation",
     "wrong_table",
     "no_result",
     "wrong_filter",
@@ -18,6 +27,16 @@ CATEGORIES: tuple[str, ...] = (
     "wrong_metric",
     "harness_bug",
     "ambiguous_question",
+)
+PRECEDENCE: tuple[str, ...] = (
+    "harness_bug",
+    "correct",
+    "no_result",
+    "wrong_table",
+    "wrong_filter",
+    "wrong_grain",
+    "wrong_metric",
+    "presentation",
 )
 
 
@@ -38,12 +57,21 @@ class ItemEvidence:
     cells_recall: float | None
     reference_rows: int | None
     candidate_rows: int | None
+    findings: tuple[Finding, ...] = ()
+    """Structural findings (components, retrieval), each naming the category it supports."""
+    presentation: tuple[str, ...] = ()
+    """What differs only in presentation; non-empty means the data is right."""
+    failure: str | None = None
+    """Why the candidate (or the gold) gave no result, for the finding."""
 
 
 @dataclass(frozen=True)
 class Diagnosis:
     category: str
     rule: str
+    categories: tuple[str, ...] = ()
+    """Every category that holds, in precedence order (the primary first)."""
+    findings: tuple[Finding, ...] = ()
 
 
 def _row_ratio_differs(e: ItemEvidence) -> bool:
@@ -66,37 +94,58 @@ RULES: tuple[Rule, ...] = (
         "a required table was not offered, or the tables set differs",
         lambda e: (e.retrieval_recall is not None and e.retrieval_recall < 1.0) or e.tables_differ,
     ),
-    (
-        "wrong_filter",
-        "filters set differs",
-        lambda e: e.filters_differ,
-    ),
-    (
-        "wrong_grain",
-        "group_by differs, or the row count differs with the same filters",
-        lambda e: e.group_by_differ or _row_ratio_differs(e),
-    ),
-    (
-        "wrong_filter",
-        "cell recall differs from precision with the same grain",
-        _cells_unbalanced,
-    ),
-    (
-        "wrong_metric",
-        "aggregations or select differ, or cells wrong at equal row counts",
-        lambda e: True,
-    ),
+    ("wrong_filter", "filters set differs", lambda e: e.filters_differ),
+    ("wrong_grain", "group_by differs", lambda e: e.group_by_differ),
+    ("wrong_metric", "aggregations or select differ", lambda e: e.metric_differ),
+)
+
+# When no component or retrieval difference explains a wrong answer, the numbers' shape does.
+FALLBACK_RULES: tuple[Rule, ...] = (
+    ("wrong_grain", "the row count differs with the same components", _row_ratio_differs),
+    ("wrong_filter", "cell recall differs from precision at the same grain", _cells_unbalanced),
+    ("wrong_metric", "cells wrong at equal row counts", lambda e: True),
 )
 
 
 def diagnose(evidence: ItemEvidence) -> Diagnosis:
-    """The first rule that holds names the category.
+    """The primary category (first in precedence that holds), every category that holds, and
+    the findings.
 
     >>> diagnose(ItemEvidence(False, False, True, False, 1.0, False, False, False, False,
     ...                       1.0, 1.0, 3, 3)).category
     'correct'
     """
-    for category, rule, holds in RULES:
+    for category, rule, holds in RULES[:3]:
         if holds(evidence):
-            return Diagnosis(category, rule)
-    raise AssertionError("the last rule always holds")
+            found = _settled_findings(category, evidence)
+            return Diagnosis(category, rule, (category,), found)
+    if evidence.presentation:
+        found = tuple(Finding("presentation", text) for text in evidence.presentation)
+        return Diagnosis(
+            "presentation", "the data is right, shown differently", ("presentation",), found
+        )
+    holding: dict[str, str] = {}
+    for category, rule, holds in RULES[3:]:
+        if category not in holding and holds(evidence):
+            holding[category] = rule
+    for finding in evidence.findings:
+        holding.setdefault(finding.category, "a finding supports it")
+    if not holding:
+        for category, rule, holds in FALLBACK_RULES:
+            if holds(evidence):
+                holding[category] = rule
+                break
+    ordered = tuple(c for c in PRECEDENCE if c in holding)
+    kept = tuple(f for f in evidence.findings if f.category in holding)
+    return Diagnosis(ordered[0], holding[ordered[0]], ordered, kept)
+
+
+def _settled_findings(category: str, evidence: ItemEvidence) -> tuple[Finding, ...]:
+    if category == "correct":
+        return ()
+    if category == "harness_bug":
+        text = "scorer fault: every output metric is 1 but exact match failed"
+        if evidence.gold_failed:
+            text = f"the gold query gave no result ({evidence.failure or 'failed'})"
+        return (Finding(category, text),)
+    return (Finding(category, f"no result: {evidence.failure or 'the candidate failed'}"),)

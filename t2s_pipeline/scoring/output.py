@@ -12,7 +12,7 @@ True
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any, Literal
 
 from t2s_pipeline.results import ResultSet
@@ -20,6 +20,7 @@ from t2s_pipeline.scoring.columns import Pair, column_scores, pair_columns
 from t2s_pipeline.scoring.encoding import Crosswalk, encode
 from t2s_pipeline.scoring.exact import PERMUTATION_BOUND, ExactMatch, exact_match
 from t2s_pipeline.scoring.keys import choose_key
+from t2s_pipeline.scoring.presentation import presentation_findings
 from t2s_pipeline.scoring.rows import match_rows
 
 __all__ = ["OutputScore", "OutputSettings", "Pair", "score_output"]
@@ -62,6 +63,8 @@ class OutputScore:
     candidate_rows: int | None = None
     ceilings: tuple[str, ...] = ()
     scorer_fault: bool = False
+    presentation: tuple[str, ...] = ()
+    """Findings when only the presentation differs (SPEC 11); empty otherwise."""
 
     @property
     def metrics(self) -> tuple[float | None, ...]:
@@ -138,7 +141,17 @@ def score_output(
         output = _empty_sides(reference, candidate)
     else:
         output = _score_both(reference, candidate, crosswalk, settings)
-    return _finish(output, exact, reference, candidate)
+    score = _finish(output, exact, reference, candidate)
+    if exact.match or PERMUTATION_BOUND in exact.ceilings:
+        return score
+    shown = presentation_findings(
+        reference,
+        candidate,
+        ordered=ordered,
+        float_decimals=settings.float_decimals,
+        permutation_bound=settings.permutation_bound,
+    )
+    return replace(score, presentation=shown)
 
 
 def _score_both(

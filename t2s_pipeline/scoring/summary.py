@@ -48,7 +48,7 @@ FAMILY_COLUMNS: dict[str, dict[str, str]] = {
         for name in COMPONENT_SETS
         for side in ("precision", "recall")
     },
-    "exact": {"ex": "exact_match"},
+    "exact": {"ex": "exact_match", "ex_presentation": "ex_presentation"},
 }
 
 
