@@ -107,6 +107,8 @@ def test_a_wrong_value_is_not_presentation(warehouse: Path) -> None:
 
 
 def test_a_missing_measure_column_is_not_presentation(warehouse: Path) -> None:
-    gold = "SELECT site_id, COUNT(*) AS n, SUM(on_hand_qty) AS total FROM inventory.stock GROUP BY 1"
+    gold = (
+        "SELECT site_id, COUNT(*) AS n, SUM(on_hand_qty) AS total FROM inventory.stock GROUP BY 1"
+    )
     candidate = "SELECT site_id, COUNT(*) AS n FROM inventory.stock GROUP BY 1"
     assert _diagnosis(warehouse, gold, candidate)["primary"] != "presentation"
