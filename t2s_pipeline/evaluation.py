@@ -299,8 +299,7 @@ def _sets(components: ComponentSets) -> dict[str, object]:
     """Each component set sorted, and ``display``: element -> the text as written, where the
     two differ (meaning-level normalisation, SPEC 7)."""
     sets: dict[str, object] = {name: sorted(getattr(components, name)) for name in COMPONENT_SETS}
-    display = getattr(components, "display", None) or {}
-    shown = {k: v for k, v in display.items() if k != v}
+    shown = {k: v for k, v in components.display.items() if k != v}
     if shown:
         sets["display"] = shown
     return sets
@@ -574,8 +573,9 @@ def analyses_from_frame(data: pd.DataFrame) -> dict[str, ItemAnalysis]:
     return out
 
 
-def _components(data: Mapping[str, list[str]]) -> ComponentSets:
-    return ComponentSets(**{name: frozenset(values) for name, values in data.items()})
+def _components(data: Mapping[str, object]) -> ComponentSets:
+    sets = {name: frozenset(data.get(name) or ()) for name in COMPONENT_SETS}  # type: ignore[call-overload]
+    return ComponentSets(**sets, display=dict(data.get("display") or {}))  # type: ignore[call-overload]
 
 
 def gold_drift(case: Case, gold: ExecutedResult | None, settings: ScorerSettings) -> bool:

@@ -3,7 +3,8 @@
 Joins follow the references between the tables the plan reads, in the plan's order. The
 house style comes from the allowed examples (:func:`conventions`): when they round
 (``ROUND(x, 2)``), shares, ratios, averages and formulas are rounded the same way; when they
-write windows as ``BETWEEN`` ranges, so does the agent.
+write windows as ``BETWEEN`` ranges, so does the agent; when they sort a grouped answer by
+its group keys, so does the agent.
 """
 
 from __future__ import annotations
@@ -82,6 +83,8 @@ def compose(
         query = query.order_by(exp.Ordered(this=order, desc=plan.descending))
     elif any(g.grain for g in plan.groups):
         query = query.order_by(*(_group_expression(g) for g in plan.groups if g.grain))
+    elif grouped and style.sorted_groups:
+        query = query.order_by(*(_group_expression(g) for g in plan.groups))
     if plan.limit is not None:
         query = query.limit(plan.limit)
     return query.sql(dialect=dialect, pretty=True)
@@ -90,15 +93,15 @@ def compose(
 def conventions(examples: Sequence[RetrievedExample], dialect: str) -> Conventions:
     """The house style of the allowed examples: the decimals they round figures to, whether
     they write date windows as closed ``BETWEEN`` ranges, whether they name a row by its key
-    and its name together.
+    and its name together, whether they sort a grouped answer by its group keys.
 
     >>> sql = ("SELECT s.site_id, s.site_name, ROUND(AVG(x), 2) FROM t "
-    ...        "WHERE d BETWEEN '2025-01-01' AND '2025-01-31'")
+    ...        "WHERE d BETWEEN '2025-01-01' AND '2025-01-31' GROUP BY 1, 2 ORDER BY s.site_id")
     >>> conventions([RetrievedExample(id="a", question="q", sql=sql)], "duckdb")
-    Conventions(round_to=2, closed_windows=True, key_with_name=True)
+    Conventions(round_to=2, closed_windows=True, key_with_name=True, sorted_groups=True)
     """
     digits: Counter[int] = Counter()
-    closed = half_open = pairs = 0
+    closed = half_open = pairs = sorted_by_key = sorted_otherwise = 0
     for example in examples:
         try:
             tree = sqlglot.parse_one(example.sql, read=dialect)
@@ -112,11 +115,40 @@ def conventions(examples: Sequence[RetrievedExample], dialect: str) -> Conventio
         half_open += sum(1 for c in tree.find_all(exp.LT) if _dated(c.expression))
         names = {c.name for c in tree.find_all(exp.Column)}
         pairs += sum(1 for n in names if n.endswith("_name") and n[:-5] + "_id" in names)
+        by_key = _sorted_by_group_key(tree)
+        if by_key is not None:
+            sorted_by_key += by_key
+            sorted_otherwise += not by_key
     return Conventions(
         round_to=digits.most_common(1)[0][0] if digits else None,
         closed_windows=closed > half_open,
         key_with_name=pairs > 0,
+        sorted_groups=sorted_by_key > sorted_otherwise,
     )
+
+
+def _sorted_by_group_key(tree: exp.Expr) -> bool | None:
+    """For a grouped query without a top-k cut: whether its ORDER BY starts with a group key
+    (a key, its alias or its position); None for any other query."""
+    if not isinstance(tree, exp.Select) or tree.args.get("limit") is not None:
+        return None
+    group = tree.args.get("group")
+    if group is None or not group.expressions:
+        return None
+    order = tree.args.get("order")
+    if order is None or not order.expressions:
+        return False
+    projections = [p.unalias().sql() for p in tree.expressions]
+
+    def reading(node: exp.Expr) -> str:
+        if isinstance(node, exp.Literal) and node.is_int and 0 < int(node.this) <= len(projections):
+            return projections[int(node.this) - 1]
+        return node.sql()
+
+    keys = {reading(k) for k in group.expressions}
+    aliases = {p.alias for p in tree.expressions if p.alias and p.unalias().sql() in keys}
+    first = order.expressions[0].this
+    return reading(first) in keys or (isinstance(first, exp.Column) and first.name in aliases)
 
 
 def _dated(node: object) -> bool:

@@ -102,6 +102,7 @@ class Conventions:
     round_to: int | None = None
     closed_windows: bool = False
     key_with_name: bool = False
+    sorted_groups: bool = False  # grouped answers ordered by their group keys
 
 
 @dataclass

@@ -6,7 +6,8 @@ here every set gets a precision and a recall, never folded into one number.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, fields
+from collections.abc import Mapping
+from dataclasses import dataclass, field, fields
 
 COMPONENT_NAMES: tuple[str, ...] = (
     "select",
@@ -22,7 +23,9 @@ COMPONENT_NAMES: tuple[str, ...] = (
 
 @dataclass(frozen=True)
 class ComponentSets:
-    """The parts of one prepared query, as canonical strings.
+    """The parts of one prepared query, as canonical strings: each element is the normal form
+    of its meaning (SPEC 7); ``display`` maps an element to the text as written, where the two
+    differ, for the reader. ``display`` takes no part in comparisons.
 
     >>> ComponentSets(tables=frozenset({"sales.orders"})).tables
     frozenset({'sales.orders'})
@@ -36,6 +39,7 @@ class ComponentSets:
     aggregations: frozenset[str] = frozenset()
     order_by: frozenset[str] = frozenset()
     limit: frozenset[str] = frozenset()
+    display: Mapping[str, str] = field(default_factory=dict, compare=False, hash=False)
 
 
 @dataclass(frozen=True)

@@ -76,7 +76,7 @@ def analyse_tree(
     has_order_by = tree.args.get("order") is not None
     has_limit = tree.args.get("limit") is not None
     qualified = qualify_query(tree, dialect, schema, copy=copy)
-    resolver = Resolver(qualified, dialect)
+    resolver = Resolver(qualified, dialect, schema)
     components = extract_components(resolver) if resolver.scopes else ComponentSets()
     output_columns = _output_columns(resolver)
     # Last, because it renames the qualified tree in place.

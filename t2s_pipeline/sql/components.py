@@ -1,7 +1,9 @@
 """Reduce a qualified query to the component sets of SPEC section 7.
 
-Every string is an alias-free, resolved expression (see ``resolve``), so two queries that
-differ only in aliases, CTE layering or operand order produce the same strings.
+Every string is the normal form (``meaning``) of an alias-free, resolved expression (see
+``resolve``), so two queries that differ only in aliases, CTE layering, operand order or the
+spelling of a condition (``NOT x`` / ``x = FALSE``, ``BETWEEN`` / two bounds, ``IN`` / ``OR``)
+produce the same strings; ``display`` keeps the text as written.
 """
 
 from __future__ import annotations
@@ -12,7 +14,9 @@ from sqlglot import exp
 from sqlglot.optimizer.scope import Scope, walk_in_scope
 
 from t2s_pipeline.scoring.components import ComponentSets
+from t2s_pipeline.sql.meaning import conjuncts, normalise
 from t2s_pipeline.sql.names import table_key
+from t2s_pipeline.sql.render import render
 from t2s_pipeline.sql.resolve import Resolver
 
 
@@ -26,6 +30,11 @@ def extract_components(resolver: Resolver) -> ComponentSets:
     >>> sets = extract_components(Resolver(tree, "duckdb"))
     >>> sorted(sets.joins), sorted(sets.filters)
     (['customers.id = orders.customer_id'], ['orders.n > 5'])
+    >>> sql = "SELECT COUNT(1) FROM orders o WHERE o.n BETWEEN 1 AND 5"
+    >>> sets = extract_components(Resolver(qualify_query(parse_one_query(sql, "duckdb"),
+    ...     "duckdb", None), "duckdb"))
+    >>> sorted(sets.filters), sorted(sets.aggregations), sets.display["orders.n >= 1"]
+    (['orders.n <= 5', 'orders.n >= 1'], ['COUNT(*)'], 'orders.n BETWEEN 1 AND 5')
     """
     return _Extractor(resolver).extract()
 
@@ -35,6 +44,22 @@ class _Extractor:
 
     def __init__(self, resolver: Resolver) -> None:
         self.resolver = resolver
+        self.dialect = resolver.dialect
+        self.display: dict[str, str] = {}
+
+    def _elements(self, node: exp.Expr, split: bool = False) -> list[str]:
+        """The normalised element(s) of ``node`` (its conjuncts when ``split``), each shown as
+        ``node`` is written."""
+        shown = self.resolver.text(node)
+        normal = normalise(self.resolver.resolved(node), self.dialect)
+        keys = [render(term, self.dialect) for term in (conjuncts(normal) if split else [normal])]
+        for key in keys:
+            if key != shown:
+                self.display.setdefault(key, shown)
+        return keys
+
+    def _element(self, node: exp.Expr) -> str:
+        return self._elements(node)[0]
 
     def extract(self) -> ComponentSets:
         selects = [s for s in self.resolver.scopes if isinstance(s.expression, exp.Select)]
@@ -54,25 +79,27 @@ class _Extractor:
             aggregations=frozenset(a for s in selects for a in self._aggregations(s)),
             order_by=frozenset(self._order_by(root)),
             limit=frozenset(self._limit(root.expression)),
+            display=self.display,
         )
 
     def _select(self, root: Scope) -> Iterator[str]:
         for branch in self.resolver.output_branches(root):
             for projection in branch.expression.expressions:
-                yield self.resolver.text(projection)
+                yield self._element(projection)
 
     def _conditions(self, scope: Scope, joins: set[str], filters: set[str]) -> None:
         select = scope.expression
         for condition in _join_and_where_conditions(select):
-            for term in _conjuncts(condition):
+            for term in conjuncts(condition):
                 pair = self._join_pair(term, scope)
                 if pair is not None:
                     joins.add(pair)
                 else:
-                    filters.add(self.resolver.text(term))
+                    filters.update(self._elements(term, split=True))
         having = select.args.get("having")
         if having is not None:
-            filters.update(self.resolver.text(term) for term in _conjuncts(having.this))
+            for term in conjuncts(having.this):
+                filters.update(self._elements(term, split=True))
 
     def _join_pair(self, term: exp.Expr, scope: Scope) -> str | None:
         """``a = b`` between columns of two different sources, operands sorted; else None."""
@@ -100,29 +127,34 @@ class _Extractor:
             projections = scope.expression.expressions
             nodes = [p for p in projections if not any(_aggregate_calls(p))]
         for node in nodes:
-            yield self.resolver.text(node)
+            yield self._element(node)
 
     def _aggregations(self, scope: Scope) -> Iterator[str]:
         for node in _aggregate_calls(scope.expression):
             # A windowed aggregate is a different computation from the plain one.
             parent = node.parent
-            yield self.resolver.text(parent if isinstance(parent, exp.Window) else node)
+            yield self._element(parent if isinstance(parent, exp.Window) else node)
 
     def _order_by(self, root: Scope) -> Iterator[str]:
         order = root.expression.args.get("order")
         for ordered in order.expressions if order is not None else []:
             direction = "DESC" if ordered.args.get("desc") else "ASC"
-            yield f"{self._sort_key_text(ordered.this, root)} {direction}"
+            key = self._sort_key(ordered.this, root)
+            text = f"{self._element(key)} {direction}"
+            shown = f"{self.resolver.text(key)} {direction}"
+            if text != shown:
+                self.display.setdefault(text, shown)
+            yield text
 
-    def _sort_key_text(self, node: exp.Expr, root: Scope) -> str:
+    def _sort_key(self, node: exp.Expr, root: Scope) -> exp.Expr:
         """ORDER BY may name an output column; then it sorts by that column's expression."""
         branches = self.resolver.output_branches(root)
         if isinstance(node, exp.Column) and not node.table and branches:
             first = branches[0]
             for projection in first.expression.expressions:
                 if projection.alias_or_name == node.name:
-                    return self.resolver.text(projection)
-        return self.resolver.text(node)
+                    return projection
+        return node
 
     def _limit(self, query: exp.Expr) -> Iterator[str]:
         for key in ("limit", "offset"):
@@ -144,10 +176,3 @@ def _join_and_where_conditions(select: exp.Expr) -> Iterator[exp.Expr]:
     where = select.args.get("where")
     if where is not None:
         yield where.this
-
-
-def _conjuncts(condition: exp.Expr) -> list[exp.Expr]:
-    condition = condition.unnest()
-    if isinstance(condition, exp.And):
-        return [term for part in condition.flatten() for term in _conjuncts(part)]
-    return [condition]

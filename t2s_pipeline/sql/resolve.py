@@ -4,18 +4,22 @@ Works on a tree produced by ``qualify_query``. Two services: the *origin* of a b
 (``schema.table.column``) and the alias-free *text* of any expression of the query, where a
 column of a base table reads ``table.column`` and a column of a CTE or subquery reads as the
 expression it stands for, so ``t.total`` over ``SUM(o.amount) AS total`` reads
-``SUM(orders.amount)``.
+``SUM(orders.amount)``. ``resolved`` gives the same reading as a standalone tree, for rewrites
+that must not touch the query (see ``meaning``).
 """
 
 from __future__ import annotations
 
 from collections import Counter
+from functools import cache
 
 from sqlglot import exp
+from sqlglot.errors import SqlglotError
 from sqlglot.optimizer.scope import Scope, traverse_scope, walk_in_scope
 
 from t2s_pipeline.sql.names import get_dialect, table_key
 from t2s_pipeline.sql.render import make_generator
+from t2s_pipeline.sql.schema import Schema
 
 Source = exp.Table | Scope
 
@@ -35,7 +39,7 @@ class Resolver:
     ['SUM(orders.amount) * 2']
     """
 
-    def __init__(self, tree: exp.Expr, dialect: str) -> None:
+    def __init__(self, tree: exp.Expr, dialect: str, schema: Schema | None = None) -> None:
         self.scopes: list[Scope] = traverse_scope(tree)
         self._scope_of = {
             id(node): scope
@@ -48,6 +52,9 @@ class Resolver:
         self._inlined: dict[tuple[int, int], str | None] = {}
         self._busy: set[tuple[int, int]] = set()
         self._generator = make_generator(dialect, self._column_text)
+        self.dialect = dialect
+        self._schema = schema
+        self._inlined_trees: dict[tuple[int, int], exp.Expr | None] = {}
 
     @property
     def root(self) -> Scope:
@@ -57,6 +64,29 @@ class Resolver:
     def text(self, node: exp.Expr) -> str:
         """Alias-free canonical text of a node of this query, columns resolved."""
         return self._generator.sql(node.unalias())
+
+    def resolved(self, node: exp.Expr) -> exp.Expr:
+        """A standalone copy of ``node`` that reads as ``text`` reads it: each column is its
+        ``table.column`` (typed from the schema when known) or the expression it stands for.
+
+        >>> from t2s_pipeline.sql.parse import parse_one_query
+        >>> from t2s_pipeline.sql.qualify import qualify_query
+        >>> sql = "WITH t AS (SELECT o.n + 1 AS m FROM orders o) SELECT m * 2 FROM t"
+        >>> tree = qualify_query(parse_one_query(sql, "duckdb"), "duckdb", None)
+        >>> resolver = Resolver(tree, "duckdb")
+        >>> resolver.resolved(resolver.root.expression.expressions[0]).sql()
+        '(orders.n + 1) * 2'
+        """
+        node = node.unalias()
+        originals = list(node.find_all(exp.Column))
+        replacements = [self._resolved_column(c) for c in originals]
+        copy = node.copy()
+        # A copy keeps the shape of its original, so both walks meet the columns in one order.
+        for column, replacement in zip(list(copy.find_all(exp.Column)), replacements, strict=True):
+            if column is copy:
+                return replacement
+            column.replace(replacement)
+        return copy
 
     def source_of(self, column: exp.Column, scope: Scope) -> tuple[Scope, Source] | None:
         """The scope that declares the column's table and the source behind it."""
@@ -128,6 +158,45 @@ class Resolver:
         label = self._generator.sql(self._label(owner, column.table))
         return f"{label}.{self._generator.sql(column.this)}"
 
+    def _resolved_column(self, column: exp.Column) -> exp.Expr:
+        """What ``_column_text`` writes, as a fresh node."""
+        scope = self._scope_of.get(id(column))
+        found = self.source_of(column, scope) if scope is not None else None
+        if found is None:
+            return column.copy()
+        owner, source = found
+        if isinstance(source, Scope):
+            inlined = self._inline_tree(source, column.name)
+            if inlined is not None:
+                tree = inlined.copy()
+                return exp.paren(tree, copy=False) if _needs_parens(column, tree) else tree
+        label = self._label(owner, column.table)
+        fresh = exp.column(column.this.copy(), table=label.copy())
+        if isinstance(source, exp.Table) and self._schema is not None:
+            declared = self._schema.column_type(source.db, source.name, column.name)
+            kind = _data_type(declared, self.dialect) if declared else None
+            if kind is not None:
+                fresh.type = kind
+        return fresh
+
+    def _inline_tree(self, scope: Scope, name: str) -> exp.Expr | None:
+        """The resolved projection a CTE or subquery column stands for (memoised, not copied)."""
+        named = self._projections_named(scope, name)
+        if len(named) != 1:
+            return None
+        branch, position = named[0]
+        key = (id(branch), position)
+        if key not in self._inlined_trees:
+            if key in self._busy:
+                return None
+            self._busy.add(key)
+            try:
+                projection = branch.expression.expressions[position]
+                self._inlined_trees[key] = self.resolved(projection)
+            finally:
+                self._busy.discard(key)
+        return self._inlined_trees[key]
+
     def _inline(self, scope: Scope, name: str) -> tuple[str, exp.Expr] | None:
         """Text and node of the projection a CTE or subquery column stands for."""
         named = self._projections_named(scope, name)
@@ -167,6 +236,15 @@ class Resolver:
                 for key, name in _source_labels(scope).items()
             }
         return labels.get(alias) or exp.to_identifier(alias)
+
+
+@cache
+def _data_type(declared: str, dialect: str) -> exp.DataType | None:
+    """The sqlglot type of a catalog type name; None when sqlglot cannot read it."""
+    try:
+        return exp.DataType.build(declared, dialect=dialect)
+    except (SqlglotError, ValueError):
+        return None
 
 
 def _needs_parens(column: exp.Column, replacement: exp.Expr) -> bool:

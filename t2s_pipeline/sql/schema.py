@@ -80,6 +80,15 @@ class Schema:
         """Whether the folded ``db.table`` exists in this schema."""
         return table in self.folded.get(db, {})
 
+    def column_type(self, db: str, table: str, column: str) -> str | None:
+        """The declared type of the folded ``db.table.column``, or None if unknown.
+
+        >>> schema = Schema({"sales": {"Orders": {"Day": "DATE"}}}, "duckdb")
+        >>> schema.column_type("sales", "orders", "day")
+        'DATE'
+        """
+        return self.folded.get(db, {}).get(table, {}).get(column)
+
     def _fold(self, name: str) -> str:
         return fold_catalog_name(name, self.dialect)
 

@@ -1,0 +1,144 @@
+"""The meaning of an expression: one normal form for spellings that mean the same (SPEC 7).
+
+Works on a standalone, resolved copy (``Resolver.resolved``) so the query itself is never
+touched. Before and after sqlglot's ``simplify`` (which turns ``BETWEEN`` into its two bounds
+and pushes ``NOT`` into comparisons), a few rewrites that hold under SQL's three-valued logic:
+
+- ``x = TRUE`` / ``x <> FALSE`` -> ``x``; ``x = FALSE`` / ``x <> TRUE`` -> ``NOT x``;
+  ``NOT NOT x`` -> ``x``;
+- ``a = 1 OR a = 2`` -> ``a IN (1, 2)``, and the values of every ``IN`` list sorted;
+- a date-shaped string cast to a date or timestamp -> the string, when compared: the dialect
+  applies that cast to the bare string anyway (``d >= DATE '2025-01-01'`` is
+  ``d >= '2025-01-01'``);
+- ``COUNT(1)`` (any non-NULL constant) -> ``COUNT(*)``.
+
+Then ``render`` writes commutative operands in one order.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import datetime as dt
+
+from sqlglot import exp
+from sqlglot.errors import SqlglotError
+from sqlglot.optimizer.simplify import simplify
+
+from t2s_pipeline.sql.render import render
+
+_COMPARISONS = (exp.EQ, exp.NEQ, exp.GT, exp.GTE, exp.LT, exp.LTE, exp.Between, exp.In)
+_DATE_TYPES = frozenset(
+    {exp.DataType.Type.DATE, exp.DataType.Type.TIMESTAMP, exp.DataType.Type.DATETIME}
+)
+
+
+def meaning_text(node: exp.Expr, dialect: str) -> str:
+    """The normal form of a resolved expression, as comparable text.
+
+    >>> import sqlglot
+    >>> read = lambda sql: meaning_text(sqlglot.parse_one(sql, read="duckdb"), "duckdb")
+    >>> read("i.is_active = FALSE") == read("NOT i.is_active")
+    True
+    >>> read("a = 2 OR 1 = a"), read("a BETWEEN 1 AND 5")
+    ('a IN (1, 2)', 'a <= 5 AND a >= 1')
+    >>> read("d >= DATE '2025-01-01'"), read("COUNT(1)")
+    ("d >= '2025-01-01'", 'COUNT(*)')
+    """
+    return render(normalise(node, dialect), dialect)
+
+
+def normalise(node: exp.Expr, dialect: str) -> exp.Expr:
+    """A normalised copy of ``node`` (the node itself is left as it is)."""
+    tree = node.copy().transform(_rewrite, copy=False)
+    # Keep the rewritten form where simplify gives up: it is an improvement, not a requirement.
+    with contextlib.suppress(SqlglotError, RecursionError, ValueError, TypeError):
+        tree = simplify(tree, dialect=dialect)
+    return tree.transform(_rewrite, copy=False)
+
+
+def conjuncts(node: exp.Expr) -> list[exp.Expr]:
+    """The top-level AND terms of a condition."""
+    node = node.unnest()
+    if isinstance(node, exp.And):
+        return [term for part in node.flatten() for term in conjuncts(part)]
+    return [node]
+
+
+def _rewrite(node: exp.Expr) -> exp.Expr:
+    if isinstance(node, (exp.EQ, exp.NEQ)):
+        return _boolean_comparison(node) or node
+    if isinstance(node, exp.Not):
+        inner = node.this.unnest()
+        return inner.this if isinstance(inner, exp.Not) else node
+    if isinstance(node, exp.Or):
+        return _or_of_equalities(node) or node
+    if isinstance(node, exp.In) and node.expressions:
+        node.set("expressions", sorted(node.expressions, key=lambda e: e.sql()))
+        return node
+    if isinstance(node, exp.Cast) and isinstance(node.parent, _COMPARISONS):
+        return _date_literal(node) or node
+    if isinstance(node, exp.Count):
+        argument = node.this
+        if isinstance(argument, exp.Literal) or (
+            isinstance(argument, exp.Boolean) and argument.this is not None
+        ):
+            return exp.Count(this=exp.Star())
+    return node
+
+
+def _boolean_comparison(node: exp.EQ | exp.NEQ) -> exp.Expr | None:
+    sides = (node.this, node.expression), (node.expression, node.this)
+    for value, constant in sides:
+        if isinstance(constant, exp.Boolean) and not isinstance(value, exp.Boolean):
+            keeps = constant.this == isinstance(node, exp.EQ)
+            return value if keeps else exp.Not(this=value)
+    return None
+
+
+def _or_of_equalities(node: exp.Or) -> exp.Expr | None:
+    """``a = 1 OR a = 2 OR a IN (3)`` -> ``a IN (1, 2, 3)``; None unless every term is such."""
+    subject: exp.Expr | None = None
+    values: list[exp.Expr] = []
+    for term in node.flatten():
+        term = term.unnest()
+        if isinstance(term, exp.EQ):
+            pairs = [(term.this, term.expression), (term.expression, term.this)]
+            found = [
+                (s, v)
+                for s, v in pairs
+                if isinstance(v, exp.Literal) and not isinstance(s, exp.Literal)
+            ]
+            if not found:
+                return None
+            side, value = found[0]
+            options = [value]
+        elif isinstance(term, exp.In) and term.expressions and not term.args.get("query"):
+            side, options = term.this, list(term.expressions)
+        else:
+            return None
+        if subject is None:
+            subject = side
+        elif side != subject:
+            return None
+        values += options
+    if subject is None:
+        return None
+    unique = {v.sql(): v for v in values}
+    return exp.In(this=subject.copy(), expressions=[unique[k].copy() for k in sorted(unique)])
+
+
+def _date_literal(node: exp.Cast) -> exp.Expr | None:
+    target = node.args.get("to")
+    value = node.this
+    if not (isinstance(target, exp.DataType) and target.this in _DATE_TYPES):
+        return None
+    if not (isinstance(value, exp.Literal) and value.is_string):
+        return None
+    text = str(value.this)
+    try:
+        parsed = dt.datetime.fromisoformat(text)
+    except ValueError:
+        return None
+    if target.this == exp.DataType.Type.DATE and (parsed.time() != dt.time() or len(text) > 10):
+        return None
+    return exp.Literal.string(text)
