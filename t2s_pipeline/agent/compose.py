@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import datetime as dt
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 import sqlglot
 from sqlglot import exp
@@ -60,7 +60,8 @@ def compose(
     """
     style = style or Conventions()
     grouped = bool(plan.groups) and plan.aggregated
-    select = [_group_expression(g).as_(_group_alias(g)) for g in plan.groups]
+    key = _group_keys(style.month_format)
+    select = [key(g).as_(_group_alias(g)) for g in plan.groups]
     measures = [_measure(m, style.round_to, grouped) for m in plan.measures]
     select += [e.as_(_measure_alias(m)) for e, m in zip(measures, plan.measures, strict=True)]
     if not select:
@@ -74,17 +75,19 @@ def compose(
     if where:
         query = query.where(exp.and_(*where))
     if grouped:
-        query = query.group_by(*(_group_expression(g) for g in plan.groups))
+        query = query.group_by(*(key(g) for g in plan.groups))
     for threshold in plan.having:
         figure = _measure(threshold.measure, None, False)
         query = query.having(_compare(threshold.op, figure, _literal(_plain(threshold.value))))
     if plan.descending is not None and measures:
         order = _measure(plan.order_by, None, grouped) if plan.order_by else measures[0]
         query = query.order_by(exp.Ordered(this=order, desc=plan.descending))
-    elif any(g.grain for g in plan.groups):
-        query = query.order_by(*(_group_expression(g) for g in plan.groups if g.grain))
+        if style.tie_break and grouped:
+            query = query.order_by(key(plan.groups[0]), append=True)
     elif grouped and style.sorted_groups:
-        query = query.order_by(*(_group_expression(g) for g in plan.groups))
+        query = query.order_by(*(key(g) for g in plan.groups))
+    elif any(g.grain for g in plan.groups):
+        query = query.order_by(*(key(g) for g in plan.groups if g.grain))
     if plan.limit is not None:
         query = query.limit(plan.limit)
     return query.sql(dialect=dialect, pretty=True)
@@ -97,11 +100,14 @@ def conventions(examples: Sequence[RetrievedExample], dialect: str) -> Conventio
 
     >>> sql = ("SELECT s.site_id, s.site_name, ROUND(AVG(x), 2) FROM t "
     ...        "WHERE d BETWEEN '2025-01-01' AND '2025-01-31' GROUP BY 1, 2 ORDER BY s.site_id")
-    >>> conventions([RetrievedExample(id="a", question="q", sql=sql)], "duckdb")
-    Conventions(round_to=2, closed_windows=True, key_with_name=True, sorted_groups=True)
+    >>> style = conventions([RetrievedExample(id="a", question="q", sql=sql)], "duckdb")
+    >>> style.round_to, style.closed_windows, style.key_with_name, style.sorted_groups
+    (2, True, True, True)
     """
     digits: Counter[int] = Counter()
     closed = half_open = pairs = sorted_by_key = sorted_otherwise = 0
+    tie_broken = single_key = 0
+    months: Counter[str] = Counter()
     for example in examples:
         try:
             tree = sqlglot.parse_one(example.sql, read=dialect)
@@ -115,6 +121,18 @@ def conventions(examples: Sequence[RetrievedExample], dialect: str) -> Conventio
         half_open += sum(1 for c in tree.find_all(exp.LT) if _dated(c.expression))
         names = {c.name for c in tree.find_all(exp.Column)}
         pairs += sum(1 for n in names if n.endswith("_name") and n[:-5] + "_id" in names)
+        for written in tree.find_all(exp.TimeToStr):
+            form = written.args.get("format")
+            if (
+                isinstance(form, exp.Literal)
+                and "%m" in str(form.this)
+                and "%d" not in str(form.this)
+            ):
+                months[str(form.this)] += 1
+        order = tree.args.get("order")
+        if tree.args.get("limit") is not None and tree.args.get("group") and order:
+            tie_broken += len(order.expressions) > 1
+            single_key += len(order.expressions) == 1
         by_key = _sorted_by_group_key(tree)
         if by_key is not None:
             sorted_by_key += by_key
@@ -124,6 +142,8 @@ def conventions(examples: Sequence[RetrievedExample], dialect: str) -> Conventio
         closed_windows=closed > half_open,
         key_with_name=pairs > 0,
         sorted_groups=sorted_by_key > sorted_otherwise,
+        tie_break=tie_broken > single_key,
+        month_format=months.most_common(1)[0][0] if months else None,
     )
 
 
@@ -257,11 +277,19 @@ def _measure_alias(measure: Measure) -> str:
     return f"{prefix}_{name}" if prefix else name
 
 
-def _group_expression(group: Group) -> exp.Expr:
-    column = _col(group.column)
-    if group.grain in (None, "day"):
-        return column
-    return exp.func("DATE_TRUNC", exp.Literal.string(group.grain), column)
+def _group_keys(month_format: str | None) -> Callable[[Group], exp.Expr]:
+    """How a group reads: its column, or its date truncated to the grain (a month as text
+    when the examples write months so)."""
+
+    def key(group: Group) -> exp.Expr:
+        column = _col(group.column)
+        if group.grain in (None, "day"):
+            return column
+        if group.grain == "month" and month_format is not None:
+            return exp.TimeToStr(this=column, format=exp.Literal.string(month_format))
+        return exp.func("DATE_TRUNC", exp.Literal.string(group.grain), column)
+
+    return key
 
 
 def _group_alias(group: Group) -> str:

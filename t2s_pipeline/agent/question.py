@@ -103,6 +103,8 @@ class Conventions:
     closed_windows: bool = False
     key_with_name: bool = False
     sorted_groups: bool = False  # grouped answers ordered by their group keys
+    tie_break: bool = False  # a top-k cut breaks ties by the first group key
+    month_format: str | None = None  # months written as text, e.g. '%Y-%m'
 
 
 @dataclass
