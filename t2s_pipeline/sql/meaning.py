@@ -10,7 +10,8 @@ and pushes ``NOT`` into comparisons), a few rewrites that hold under SQL's three
 - a date-shaped string cast to a date or timestamp -> the string, when compared: the dialect
   applies that cast to the bare string anyway (``d >= DATE '2025-01-01'`` is
   ``d >= '2025-01-01'``);
-- ``COUNT(1)`` (any non-NULL constant) -> ``COUNT(*)``.
+- ``COUNT(1)`` (any non-NULL constant) -> ``COUNT(*)``;
+- ``x NOT LIKE y`` -> ``NOT x LIKE y`` (sqlglot keeps the first as a flag of the LIKE).
 
 Then ``render`` writes commutative operands in one order.
 """
@@ -57,14 +58,24 @@ def normalise(node: exp.Expr, dialect: str) -> exp.Expr:
 
 
 def conjuncts(node: exp.Expr) -> list[exp.Expr]:
-    """The top-level AND terms of a condition."""
+    """The top-level AND terms of a condition; a term that is simply TRUE adds nothing.
+
+    >>> import sqlglot
+    >>> [t.sql() for t in conjuncts(sqlglot.parse_one("(a = 1 AND TRUE) AND (b OR c)"))]
+    ['a = 1', 'b OR c']
+    """
     node = node.unnest()
     if isinstance(node, exp.And):
         return [term for part in node.flatten() for term in conjuncts(part)]
+    if isinstance(node, exp.Boolean) and node.this is True:
+        return []
     return [node]
 
 
 def _rewrite(node: exp.Expr) -> exp.Expr:
+    if isinstance(node, (exp.Like, exp.ILike)) and node.args.get("negate"):
+        node.set("negate", None)  # sqlglot reads ``x NOT LIKE y`` as a negated LIKE
+        return exp.Not(this=_rewrite(node))
     if isinstance(node, (exp.EQ, exp.NEQ)):
         return _boolean_comparison(node) or node
     if isinstance(node, exp.Not):
