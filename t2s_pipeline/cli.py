@@ -24,6 +24,7 @@ COMMANDS: tuple[str, ...] = (
     "agent",
     "runs",
     "importer",
+    "label",
 )
 
 

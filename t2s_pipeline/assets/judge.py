@@ -16,8 +16,13 @@ from t2s_pipeline.assets.partitions import eval_run_partitions
 from t2s_pipeline.assets.resources import T2SSettings
 from t2s_pipeline.judge.cache import JudgeCache
 from t2s_pipeline.judge.client import JudgeClient, endpoint_from_settings
-from t2s_pipeline.judge.inputs import candidate_sql, deterministic_categories, judge_inputs
-from t2s_pipeline.judge.labels import LABELS_FILE, apply_labels, load_labels
+from t2s_pipeline.judge.inputs import (
+    candidate_sql,
+    deterministic_categories,
+    deterministic_sets,
+    judge_inputs,
+)
+from t2s_pipeline.judge.labels import LABELS_FILE, apply_labels, load_labels, n_labels
 from t2s_pipeline.judge.lane import DIAGNOSES_TABLE, judge_frame, judge_items, judged_categories
 from t2s_pipeline.judge.report import CALIBRATION_TABLE, build_report
 
@@ -65,11 +70,12 @@ def judge_calibration(
     applied = apply_labels(labels, candidate_sql(store, spec.run_id))
     report = build_report(
         applied,
-        len(labels),
+        n_labels(labels),
         deterministic_categories(store, spec.run_id),
         judged_categories(store.read(DIAGNOSES_TABLE, spec.run_id)),
         spec.config.judge.agreement_floor,
         spec.config.judge.enabled,
+        deterministic_sets(store, spec.run_id),
     )
     store.replace_run(CALIBRATION_TABLE, spec.run_id, report.frame())
     markdown = report.to_markdown()

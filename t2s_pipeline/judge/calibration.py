@@ -1,10 +1,13 @@
-"""Calibration maths: agreement, Cohen's kappa and the confusion matrix against human labels.
+"""Calibration maths: agreement, Cohen's kappa and the confusion matrix against human labels,
+and the mean Jaccard index of the category sets.
 
 Rows of a confusion matrix are the human labels, columns the predicted categories. Agreement
 is the share of items on the diagonal; kappa corrects it for the agreement two raters with the
 same marginals would reach by chance: ``(p_o - p_e) / (1 - p_e)``. Both are undefined (None)
 when nothing was compared; kappa is also undefined when chance agreement is already 1 (both
-raters used one and the same category for every item).
+raters used one and the same category for every item). The sets compare every category each
+side found to hold (a label's primary and ``also``; the diagnosis' categories): Jaccard is
+``|A & B| / |A | B|`` per item, averaged over the items with both sets.
 """
 
 from __future__ import annotations
@@ -99,6 +102,8 @@ class Calibration:
     matrix: ConfusionMatrix
     agreement: float | None
     kappa: float | None
+    jaccard: float | None = None  # mean Jaccard of the category sets
+    jaccard_n: int = 0
 
     @property
     def n(self) -> int:
@@ -109,8 +114,30 @@ class Calibration:
         return self.agreement is not None and self.agreement >= floor
 
 
-def calibrate(lane: str, labels: Mapping[str, str], predicted: Mapping[str, str]) -> Calibration:
-    """Compare a lane's categories with the labels on the items both cover."""
+def jaccard(a: frozenset[str], b: frozenset[str]) -> float:
+    """>>> jaccard(frozenset({"wrong_filter", "wrong_metric"}), frozenset({"wrong_filter"}))
+    0.5
+    """
+    union = a | b
+    return len(a & b) / len(union) if union else 1.0
+
+
+def calibrate(
+    lane: str,
+    labels: Mapping[str, str],
+    predicted: Mapping[str, str],
+    label_sets: Mapping[str, frozenset[str]] | None = None,
+    predicted_sets: Mapping[str, frozenset[str]] | None = None,
+) -> Calibration:
+    """Compare a lane's primary categories with the labels on the items both cover, and its
+    category sets with the labels' sets (a set defaults to the primary category alone)."""
     shared = sorted(set(labels) & set(predicted))
     matrix = ConfusionMatrix.from_pairs((labels[i], predicted[i]) for i in shared)
-    return Calibration(lane, matrix, agreement(matrix), cohens_kappa(matrix))
+    human = label_sets or {}
+    lane_sets = predicted_sets or {}
+    scores = [
+        jaccard(human.get(i, frozenset({labels[i]})), lane_sets.get(i, frozenset({predicted[i]})))
+        for i in shared
+    ]
+    mean = sum(scores) / len(scores) if scores else None
+    return Calibration(lane, matrix, agreement(matrix), cohens_kappa(matrix), mean, len(scores))

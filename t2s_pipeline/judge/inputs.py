@@ -37,6 +37,19 @@ def deterministic_categories(store: ResultsStore, run_id: str) -> dict[str, str]
     return dict(zip(data["item_id"].astype(str), data["category"].astype(str), strict=True))
 
 
+def deterministic_sets(store: ResultsStore, run_id: str) -> dict[str, frozenset[str]]:
+    """Item id -> every category the deterministic diagnosis found to hold."""
+    data = store.read("diagnoses", run_id)
+    if data.empty or "categories_json" not in data:
+        return {}
+    return {
+        str(item): frozenset(json.loads(str(found)) or [str(primary)])
+        for item, primary, found in zip(
+            data["item_id"], data["category"], data["categories_json"], strict=True
+        )
+    }
+
+
 def judge_inputs(store: ResultsStore, run_id: str, case_set: CaseSet) -> list[JudgeInput]:
     """One input per item whose deterministic category is not ``correct``, in item order."""
     joined = joined_items(store, run_id)

@@ -47,6 +47,7 @@ class CalibrationReport:
                 "n": c.n,
                 "agreement": c.agreement,
                 "kappa": c.kappa,
+                "jaccard": c.jaccard,
                 "calibrated": c.calibrated(self.floor) if c.lane == JUDGE else None,
                 "agreement_floor": self.floor,
                 "judge_enabled": self.judge_enabled,
@@ -57,7 +58,12 @@ class CalibrationReport:
             for c in self.lanes
         ]
         return pd.DataFrame(rows).astype(
-            {"agreement": "Float64", "kappa": "Float64", "calibrated": "boolean"}
+            {
+                "agreement": "Float64",
+                "kappa": "Float64",
+                "jaccard": "Float64",
+                "calibrated": "boolean",
+            }
         )
 
     def metadata(self) -> dict[str, float | int | bool | str]:
@@ -74,6 +80,8 @@ class CalibrationReport:
                 out[f"{c.lane}/agreement"] = round(c.agreement, 4)
             if c.kappa is not None:
                 out[f"{c.lane}/kappa"] = round(c.kappa, 4)
+            if c.jaccard is not None:
+                out[f"{c.lane}/jaccard"] = round(c.jaccard, 4)
         return out
 
     def to_markdown(self) -> str:
@@ -81,11 +89,12 @@ class CalibrationReport:
             f"Labels: {self.n_labels} ({len(self.stale)} stale). "
             f"Agreement floor: {self.floor:.2f}.",
             "",
-            "| lane | n | agreement | kappa |",
-            "|---|---|---|---|",
+            "| lane | n | agreement | kappa | set Jaccard |",
+            "|---|---|---|---|---|",
         ]
         lines += [
-            f"| {c.lane} | {c.n} | {_fmt(c.agreement)} | {_fmt(c.kappa)} |" for c in self.lanes
+            f"| {c.lane} | {c.n} | {_fmt(c.agreement)} | {_fmt(c.kappa)} | {_fmt(c.jaccard)} |"
+            for c in self.lanes
         ]
         for c in self.lanes:
             if c.n:
@@ -123,9 +132,11 @@ def build_report(
     judged: Mapping[str, str],
     floor: float,
     judge_enabled: bool,
+    deterministic_sets: Mapping[str, frozenset[str]] | None = None,
 ) -> CalibrationReport:
-    """Calibrate the lanes; ``judged`` holds only items the judge gave a category."""
-    human = labels.categories
+    """Calibrate the lanes; ``judged`` holds only items the judge gave a category (its set is
+    that category alone)."""
+    human, sets = labels.categories, labels.sets
     on_judged = {i: c for i, c in deterministic.items() if i in judged}
     histogram: dict[str, int] = {}
     for category in judged.values():
@@ -136,9 +147,9 @@ def build_report(
         n_labels=n_labels,
         stale=labels.stale,
         lanes=(
-            calibrate(DETERMINISTIC, human, deterministic),
-            calibrate(JUDGE, human, judged),
-            calibrate(DETERMINISTIC_ON_JUDGED, human, on_judged),
+            calibrate(DETERMINISTIC, human, deterministic, sets, deterministic_sets),
+            calibrate(JUDGE, human, judged, sets),
+            calibrate(DETERMINISTIC_ON_JUDGED, human, on_judged, sets, deterministic_sets),
         ),
         judge_histogram=dict(sorted(histogram.items())),
     )
@@ -171,6 +182,7 @@ def judge_section(store: ResultsStore, run_id: str) -> dict[str, object]:
             "n": int(row["n"]),
             "agreement": None if pd.isna(row["agreement"]) else float(row["agreement"]),
             "kappa": None if pd.isna(row["kappa"]) else float(row["kappa"]),
+            "jaccard": None if pd.isna(row.get("jaccard", None)) else float(row["jaccard"]),
         }
     return {"judge": section}
 
@@ -197,5 +209,6 @@ def _lane_line(section: Mapping[str, object], lane: str) -> str:
         return ""
     return (
         f"\n{lane} vs labels: agreement {_fmt(figures['agreement'])}, "
-        f"kappa {_fmt(figures['kappa'])} (n={figures['n']})."
+        f"kappa {_fmt(figures['kappa'])}, set Jaccard {_fmt(figures.get('jaccard'))} "
+        f"(n={figures['n']})."
     )

@@ -65,7 +65,7 @@ def test_calibrate_uses_only_items_both_cover() -> None:
 @pytest.mark.parametrize("floor, calibrated", [(0.5, True), (0.75, True), (0.8, False)])
 def test_judge_is_calibrated_only_at_or_above_the_floor(floor: float, calibrated: bool) -> None:
     """Agreement 3/4 against the floor decides the judge histogram's mark."""
-    labels = AppliedLabels({"1": "a", "2": "b", "3": "a", "4": "b"}, ())
+    labels = AppliedLabels({"1": "a", "2": "b", "3": "a", "4": "b"}, {}, ())
     judged = {"1": "a", "2": "b", "3": "a", "4": "a"}
     report = build_report(labels, 4, judged, judged, floor, judge_enabled=True)
     assert report.lane(JUDGE).agreement == pytest.approx(0.75)
@@ -75,7 +75,31 @@ def test_judge_is_calibrated_only_at_or_above_the_floor(floor: float, calibrated
 
 def test_disabled_judge_is_never_calibrated() -> None:
     """Without the judge, the deterministic lane is still measured; the judge lane is empty."""
-    labels = AppliedLabels({"1": "a"}, ())
+    labels = AppliedLabels({"1": "a"}, {}, ())
     report = build_report(labels, 1, {"1": "a"}, {}, 0.0, judge_enabled=False)
     assert not report.judge_calibrated
     assert report.lane("deterministic").agreement == 1.0 and report.lane(JUDGE).n == 0
+
+
+def test_set_jaccard_is_the_mean_over_items() -> None:
+    """Item 1: {f, m} vs {f}: 1/2; item 2: {g} vs {g}: 1; item 3 has no set on either side, so
+    each side's set is its primary: {t} vs {f}: 0. Mean (0.5 + 1 + 0) / 3 = 0.5."""
+    labels = {"1": "f", "2": "g", "3": "t"}
+    predicted = {"1": "f", "2": "g", "3": "f"}
+    label_sets = {"1": frozenset({"f", "m"}), "2": frozenset({"g"})}
+    predicted_sets = {"1": frozenset({"f"}), "2": frozenset({"g"})}
+    result = calibrate("x", labels, predicted, label_sets, predicted_sets)
+    assert result.jaccard == pytest.approx(0.5) and result.jaccard_n == 3
+    assert calibrate("x", {}, {}).jaccard is None
+
+
+def test_report_carries_the_set_jaccard_per_lane() -> None:
+    """The deterministic lane uses the diagnosis' sets; the judge's set is its one category."""
+    labels = AppliedLabels({"1": "f"}, {"1": frozenset({"f", "m"})}, ())
+    report = build_report(
+        labels, 1, {"1": "f"}, {"1": "f"}, 0.5, True, {"1": frozenset({"f", "m"})}
+    )
+    assert report.lane("deterministic").jaccard == pytest.approx(1.0)
+    assert report.lane(JUDGE).jaccard == pytest.approx(0.5)
+    assert "set Jaccard" in report.to_markdown()
+    assert list(report.frame()["jaccard"]) == pytest.approx([1.0, 0.5, 1.0])
