@@ -352,25 +352,41 @@ def evidence(
     candidate_sets = _json_object(components.get("candidate_sets_json"))
     display = {**_mapping(gold_sets.get("display")), **_mapping(candidate_sets.get("display"))}
     found = retrieval_findings([str(t) for t in _json_list(retrieval.get("missing_json"))])
+    structural = []
     if candidate_sets:
-        found += component_findings(gold_sets, candidate_sets, display)  # type: ignore[arg-type]
+        structural = component_findings(gold_sets, candidate_sets, display)  # type: ignore[arg-type]
+        found += structural
     status = output.get("gold_status") if gold_failed else output.get("candidate_status")
+
+    def supported(category: str, fallback: bool) -> bool:
+        # What the findings say, when both sides were reduced to sets; else the set figures.
+        return any(f.category == category for f in structural) if candidate_sets else fallback
+
+    presentation = tuple(str(t) for t in _json_list(output.get("presentation_json")))
+    if (
+        not presentation
+        and candidate_sets
+        and _int(output.get("reference_rows")) == 0 == _int(output.get("candidate_rows"))
+        and not any(f.category in ("wrong_table", "wrong_filter", "wrong_grain") for f in found)
+        and not any(f.category == "wrong_metric" for f in structural)
+    ):
+        presentation = ("both results are empty and select the same rows; only the columns differ",)
     return ItemEvidence(
         gold_failed=gold_failed,
         scorer_fault=bool(output.get("scorer_fault")),
         exact_match=bool(output.get("exact_match")),
         candidate_failed=candidate_failed,
         retrieval_recall=_num(retrieval.get("recall")),
-        tables_differ=differs("tables"),
+        tables_differ=supported("wrong_table", differs("tables")),
         filters_differ=differs("filters"),
         group_by_differ=differs("group_by"),
-        metric_differ=differs("aggregations") or differs("select"),
+        metric_differ=supported("wrong_metric", differs("aggregations") or differs("select")),
         cells_precision=_num(output.get("cells_precision")),
         cells_recall=_num(output.get("cells_recall")),
         reference_rows=_int(output.get("reference_rows")),
         candidate_rows=_int(output.get("candidate_rows")),
         findings=tuple(found),
-        presentation=tuple(str(t) for t in _json_list(output.get("presentation_json"))),
+        presentation=presentation,
         failure=None if status is None or _num_is_missing(status) else str(status),
     )
 

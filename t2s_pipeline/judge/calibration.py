@@ -115,7 +115,9 @@ class Calibration:
 
 
 def jaccard(a: frozenset[str], b: frozenset[str]) -> float:
-    """>>> jaccard(frozenset({"wrong_filter", "wrong_metric"}), frozenset({"wrong_filter"}))
+    """Shared categories over all categories of the two sets (1 when both are empty).
+
+    >>> jaccard(frozenset({"wrong_filter", "wrong_metric"}), frozenset({"wrong_filter"}))
     0.5
     """
     union = a | b

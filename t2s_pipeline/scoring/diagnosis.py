@@ -15,7 +15,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from t2s_pipeline.scoring.findings import Finding
+from t2s_pipeline.scoring.findings import NOTE, Finding
 
 CATEGORIES: tuple[str, ...] = (
     "correct",
@@ -129,14 +129,15 @@ def diagnose(evidence: ItemEvidence) -> Diagnosis:
         if category not in holding and holds(evidence):
             holding[category] = rule
     for finding in evidence.findings:
-        holding.setdefault(finding.category, "a finding supports it")
+        if finding.category in PRECEDENCE:
+            holding.setdefault(finding.category, "a finding supports it")
     if not holding:
         for category, rule, holds in FALLBACK_RULES:
             if holds(evidence):
                 holding[category] = rule
                 break
     ordered = tuple(c for c in PRECEDENCE if c in holding)
-    kept = tuple(f for f in evidence.findings if f.category in holding)
+    kept = tuple(f for f in evidence.findings if f.category in holding or f.category == NOTE)
     return Diagnosis(ordered[0], holding[ordered[0]], ordered, kept)
 
 

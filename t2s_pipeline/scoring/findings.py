@@ -27,9 +27,12 @@ class Finding:
 
 Sets = Mapping[str, Sequence[str]]
 
-# Component set -> (category, the words for one element).
+NOTE = "note"
+"""A finding shown to the reader that supports no category (an extra join nothing reads)."""
+
+# Component set -> (category, the words for one element). Tables are sorted out by what they
+# serve (see ``_table_findings``).
 _SETS: tuple[tuple[str, str, str], ...] = (
-    ("tables", "wrong_table", "table"),
     ("filters", "wrong_filter", "filter"),
     ("group_by", "wrong_grain", "group-by"),
     ("limit", "wrong_grain", "LIMIT"),
@@ -49,25 +52,178 @@ def component_findings(
     >>> gold = {"filters": ["o.status = 'delivered'", "o.year = 2024"], "tables": ["o"]}
     >>> cand = {"filters": ["o.status = 'placed'", "o.year = 2024"], "tables": ["o", "c"]}
     >>> [f.text for f in component_findings(gold, cand)]
-    ['extra table c', "filter o.status = 'placed' where the reference has o.status = 'delivered'"]
+    ['extra table c (joined; nothing reads it)', "filter o.status = 'placed' where the reference has o.status = 'delivered'"]
     """
     shown = display or {}
-    found: list[Finding] = []
+    found = _table_findings(gold, candidate)
     for name, category, noun in _SETS:
         missing, extra = _difference(gold.get(name, ()), candidate.get(name, ()))
         found += (Finding(category, text) for text in _texts(noun, missing, extra, shown))
+    found += _total_or_rows(gold, candidate)
     if not any(f.category == "wrong_metric" for f in found):
-        missing, extra = _difference(gold.get("select", ()), candidate.get("select", ()))
-        found += (
-            Finding("wrong_metric", text)
-            for text in _texts("output expression", missing, extra, shown)
-        )
+        found += _select_findings(gold, candidate, shown)
     if gold.get("limit"):
         missing, extra = _difference(gold.get("order_by", ()), candidate.get("order_by", ()))
         found += (
             Finding("wrong_grain", text) for text in _texts("ORDER BY", missing, extra, shown)
         )
     return found
+
+
+def _table_findings(gold: Sets, candidate: Sets) -> list[Finding]:
+    """A table difference is ``wrong_table`` when the answer needs a table the candidate does
+    not read (unless the reference uses it only for shown columns and for keys the candidate
+    reads elsewhere), when the two sides read no table in common, or when the candidate's
+    aggregate reads a table the reference does not. An extra table that only serves a
+    condition or a grouping is that element's difference (its own finding says so); one that
+    serves only shown columns, or that nothing reads, is a join that leaves the answer alone.
+
+    >>> gold = {"tables": ["s.orders", "s.sites"], "aggregations": ["SUM(orders.amount)"],
+    ...         "group_by": ["sites.site_id"]}
+    >>> gold["joins"] = ["orders.site_id = sites.site_id"]
+    >>> [(f.category, f.text) for f in _table_findings(gold, {"tables": ["s.orders"]})]
+    [('note', 'missing table s.sites (its keys are in tables read)')]
+    """
+    gold_tables, candidate_tables = set(gold.get("tables", ())), set(candidate.get("tables", ()))
+    missing, extra = sorted(gold_tables - candidate_tables), sorted(candidate_tables - gold_tables)
+    disjoint = bool(gold_tables) and bool(candidate_tables) and not gold_tables & candidate_tables
+    found = []
+    for table in missing:
+        if not disjoint and _replaceable(table, gold, candidate_tables):
+            found.append(Finding(NOTE, f"missing table {table} (its keys are in tables read)"))
+            continue
+        found.append(Finding("wrong_table", f"missing table {table}"))
+    for table in extra:
+        category, words = _role(table, candidate, disjoint)
+        if category == _UNUSED:
+            category, words = NOTE, " (joined; nothing reads it)"
+        found.append(Finding(category, f"extra table {table}{words}"))
+    return found
+
+
+def _replaceable(table: str, gold: Sets, read: set[str]) -> bool:
+    """The reference needs ``table`` only for shown columns and for join keys the candidate
+    reads in another table (``GROUP BY sites.site_id`` when ``orders.site_id`` is read), so
+    not reading it changes nothing but the descriptive columns."""
+    if any(not _columns(a) for a in gold.get("aggregations", ())):
+        return False  # COUNT(*) counts the rows of every table joined
+    names = {t.rsplit(".", 1)[-1] for t in read}
+    keys: set[str] = set()
+    for join in gold.get("joins", ()):
+        sides = [c for c in join.split(" = ")]
+        if len(sides) == 2 and any(c.split(".")[0] in names for c in sides):
+            keys |= set(sides)
+    for name in ("aggregations", "filters", "group_by"):
+        for element in gold.get(name, ()):
+            if _reads(element, table) and not _columns(element) <= keys:
+                return False
+    return True
+
+
+def _role(table: str, sets: Sets, disjoint: bool) -> tuple[str, str]:
+    """(category, words) for what an extra ``table`` serves on the candidate's side."""
+    if disjoint:
+        return "wrong_table", ""
+    uses = {
+        name: any(_reads(element, table) for element in sets.get(name, ()))
+        for name in ("aggregations", "filters", "group_by", "select")
+    }
+    if uses["aggregations"]:
+        return "wrong_table", ""
+    if uses["filters"]:
+        return "wrong_filter", " (it serves a condition)"
+    if uses["group_by"]:
+        return "wrong_grain", " (it serves the grouping)"
+    if uses["select"]:
+        return NOTE, " (it serves a shown column)"
+    return _UNUSED, ""
+
+
+_UNUSED = "unused"
+
+
+def _reads(element: str, table: str) -> bool:
+    name = table.rsplit(".", 1)[-1]
+    return any(column.split(".")[0] == name for column in _columns(element) if "." in column)
+
+
+def _total_or_rows(gold: Sets, candidate: Sets) -> list[Finding]:
+    """Neither side groups, and one aggregates to a single total while the other lists rows."""
+    if gold.get("group_by") or candidate.get("group_by"):
+        return []
+    gold_total, candidate_total = (
+        bool(gold.get("aggregations")),
+        bool(candidate.get("aggregations")),
+    )
+    if gold_total == candidate_total:
+        return []
+    text = (
+        "one total where the reference lists rows"
+        if candidate_total
+        else "rows listed where the reference gives one total"
+    )
+    return [Finding("wrong_grain", text)]
+
+
+def _select_findings(gold: Sets, candidate: Sets, shown: Mapping[str, str]) -> list[Finding]:
+    """Output expressions that differ as measures (``wrong_metric``): one shown where the
+    reference has another over the same columns, or an aggregate missing or extra. A grouping
+    column shown or not is the grouping's difference, a rounding is how a value is shown, and a
+    plain column missing or extra is a descriptive column: those are notes.
+
+    >>> gold = {"select": ["ROUND(AVG(i.net), 2)", "i.id"], "aggregations": ["AVG(i.net)"]}
+    >>> cand = {"select": ["AVG(i.net)"], "aggregations": ["AVG(i.net)"]}
+    >>> [(f.category, f.text) for f in _select_findings(gold, cand, {})]
+    [('note', 'output ROUND(AVG(i.net), 2) is rounded differently'), ('note', 'missing output column i.id')]
+    """
+    grouping = set(gold.get("group_by", ())) | set(candidate.get("group_by", ()))
+    missing, extra = _difference(
+        [e for e in gold.get("select", ()) if e not in grouping],
+        [e for e in candidate.get("select", ()) if e not in grouping],
+    )
+    found = []
+    for element in list(missing):
+        same = [e for e in extra if _unrounded(e) == _unrounded(element)]
+        if same:
+            missing.remove(element)
+            extra.remove(same[0])
+            found.append(Finding(NOTE, f"output {_show(element, shown)} is rounded differently"))
+    for element in list(missing):
+        partner = _partner(element, extra)
+        if partner is not None:
+            missing.remove(element)
+            extra.remove(partner)
+            text = (
+                f"output expression {_show(partner, shown)} where the reference has "
+                f"{_show(element, shown)}"
+            )
+            found.append(Finding("wrong_metric", text))
+    for side, elements in (("missing", missing), ("extra", extra)):
+        for element in elements:
+            if _aggregates(element):
+                found.append(Finding("wrong_metric", f"{side} output {_show(element, shown)}"))
+            else:
+                found.append(Finding(NOTE, f"{side} output column {_show(element, shown)}"))
+    return found
+
+
+def _aggregates(element: str) -> bool:
+    try:
+        tree = sqlglot.parse_one(element)
+    except SqlglotError:
+        return True
+    return tree.find(exp.AggFunc) is not None
+
+
+def _unrounded(element: str) -> str:
+    """The expression without ROUND(...) wrappers, as text."""
+    try:
+        tree = sqlglot.parse_one(element)
+    except SqlglotError:
+        return element
+    while isinstance(tree, exp.Round):
+        tree = tree.this
+    return tree.sql()
 
 
 def retrieval_findings(not_offered: Sequence[str]) -> list[Finding]:

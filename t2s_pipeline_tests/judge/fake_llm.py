@@ -74,6 +74,7 @@ class FakeJudge:
     behave: Callable[[str], str]
     calls: list[dict[str, Any]] = field(default_factory=list)
     seen: Counter[str] = field(default_factory=Counter)
+    whole_message: bool = False  # behave() is given the whole user message, not the question
 
     def app(self) -> Starlette:
         path = "/v1/messages" if self.api == "anthropic" else "/v1/chat/completions"
@@ -88,7 +89,8 @@ class FakeJudge:
         user = body["messages"][-1]["content"]
         question = question_of(user)
         self.seen[question] += 1
-        return await self._respond(self.behave(question), self.seen[question], body)
+        scenario = self.behave(user if self.whole_message else question)
+        return await self._respond(scenario, self.seen[question], body)
 
     def _check(self, request: Request, body: dict[str, Any]) -> Response | None:
         if self.api == "anthropic":

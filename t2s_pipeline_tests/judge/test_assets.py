@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
 
 import dagster as dg
@@ -10,42 +11,40 @@ import pytest
 from t2s_pipeline.agent.server import serve_in_thread
 from t2s_pipeline.assets.judge import JUDGE_ASSETS
 from t2s_pipeline.assets.launch import run_config
+from t2s_pipeline.cases import load_cases
 from t2s_pipeline.judge.calibration import calibrate
 from t2s_pipeline.judge.inputs import candidate_sql, deterministic_categories
-from t2s_pipeline.judge.labels import apply_labels, load_labels
+from t2s_pipeline.judge.labels import apply_labels, label_for, load_labels
 from t2s_pipeline.judge.report import judge_section, section_markdown
 from t2s_pipeline_tests.pipeline.conftest import Project
 
-from .fake_llm import KEY, FakeJudge
+from .fake_llm import KEY, FakeJudge, question_of
 
-BROKEN = "net-invoiced-total#1"  # the fake answers this labelled item with prose: a failure
+BROKEN = "card-payment-count#1"  # the fake answers this labelled item with prose: a failure
 # The demo labels judge the answers of the nearest-example agent with leave-one-out on
 # (configs/inactive/nearest-example.yaml); on another agent's answers they are stale.
 LABELLED_SUT = {"kind": "builtin", "isolate": True, "generation": "nearest_example"}
 
 
-def _oracle(project: Project, run_id: str) -> dict[str, str]:
-    """Question -> fake behaviour: the human label judging this run's answer where there is
-    one, else wrong_metric."""
-    store = project.settings.store()
-    labels = apply_labels(
-        load_labels(Path(project.settings.cases_dir) / "labels.yaml"),
-        candidate_sql(store, run_id),
-    )
-    items = store.read("items", run_id)
-    return {
-        str(question): (
-            "prose"
-            if item == BROKEN
-            else f"answer:{labels.categories.get(str(item), 'wrong_metric')}"
-        )
-        for item, question in zip(items["item_id"], items["question"], strict=True)
+def _oracle(project: Project) -> Callable[[str], str]:
+    """Judge message -> fake behaviour: the human label judging that item's candidate SQL where
+    there is one, else wrong_metric."""
+    labels = load_labels(Path(project.settings.cases_dir) / "labels.yaml")
+    items = {
+        question: f"{case.id}#{n}"
+        for case in load_cases(project.settings.cases_dir).cases
+        for n, question in enumerate((case.question, *case.phrasings))
     }
 
+    def behave(message: str) -> str:
+        item = items[question_of(message)]
+        sql = message.split("Candidate SQL:\n", 1)[1].split("\n\nGold result:", 1)[0]
+        label = label_for(labels.get(item, ()), None if sql == "(none)" else sql)
+        if item == BROKEN:
+            return "prose"
+        return f"answer:{label.primary if label else 'wrong_metric'}"
 
-def _question(project: Project, run_id: str, item_id: str) -> str:
-    items = project.settings.store().read("items", run_id).set_index("item_id")
-    return str(items.loc[item_id, "question"])
+    return behave
 
 
 def _metadata(instance: dg.DagsterInstance, asset: str) -> dict[str, object]:
@@ -60,8 +59,7 @@ def test_judge_lane_on_a_baseline_run_is_cached_and_calibrated(
     """Every failed item gets a verdict or a failure class; a rerun makes no call; both the
     judge and the deterministic diagnosis are measured against the demo labels."""
     monkeypatch.setenv("T2S_TEST_JUDGE_KEY", KEY)
-    oracle: dict[str, str] = {}
-    fake = FakeJudge("anthropic", behave=lambda question: oracle[question])
+    fake = FakeJudge("anthropic", behave=_oracle(project), whole_message=True)
     resources = {"settings": project.settings}
     with serve_in_thread(fake.app()) as url:
         judge = {"enabled": True, "api": "anthropic", "base_url": url, "model": "fake-judge-1",
@@ -69,8 +67,6 @@ def test_judge_lane_on_a_baseline_run_is_cached_and_calibrated(
         config = project.config("judged", phrasings="all", sut=LABELLED_SUT, judge=judge)
         outcome = run_config(config, project.settings, instance, checks=[])
         assert outcome.success
-        oracle |= _oracle(project, outcome.run_id)
-        assert oracle[_question(project, outcome.run_id, BROKEN)] == "prose"
         run = dg.materialize(
             JUDGE_ASSETS, partition_key=outcome.run_id, instance=instance, resources=resources
         )
