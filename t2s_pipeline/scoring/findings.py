@@ -67,7 +67,8 @@ def component_findings(
         found += (
             Finding("wrong_grain", text) for text in _texts("ORDER BY", missing, extra, shown)
         )
-    return found
+    # Two elements can read as one text (the bounds of one BETWEEN): say it once.
+    return list(dict.fromkeys(found))
 
 
 def _table_findings(gold: Sets, candidate: Sets) -> list[Finding]:
@@ -110,13 +111,19 @@ def _replaceable(table: str, gold: Sets, read: set[str]) -> bool:
     names = {t.rsplit(".", 1)[-1] for t in read}
     keys: set[str] = set()
     for join in gold.get("joins", ()):
-        sides = [c for c in join.split(" = ")]
+        sides = join.split(" = ")
         if len(sides) == 2 and any(c.split(".")[0] in names for c in sides):
             keys |= set(sides)
+    grouped = [e for e in gold.get("group_by", ()) if _reads(e, table)]
+    # Grouping by a key and the attributes it determines is grouping by the key.
+    by_key = any(_columns(e) <= keys for e in grouped)
     for name in ("aggregations", "filters", "group_by"):
         for element in gold.get(name, ()):
-            if _reads(element, table) and not _columns(element) <= keys:
-                return False
+            if not _reads(element, table) or _columns(element) <= keys:
+                continue
+            if name == "group_by" and by_key:
+                continue
+            return False
     return True
 
 

@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import contextlib
 import datetime as dt
+from decimal import Decimal, InvalidOperation
 
 from sqlglot import exp
 from sqlglot.errors import SqlglotError
@@ -88,6 +89,8 @@ def _rewrite(node: exp.Expr) -> exp.Expr:
         return node
     if isinstance(node, exp.Cast) and isinstance(node.parent, _COMPARISONS):
         return _date_literal(node) or node
+    if isinstance(node, exp.Literal) and not node.is_string:
+        return _number(node)
     if isinstance(node, exp.Count):
         argument = node.this
         if isinstance(argument, exp.Literal) or (
@@ -95,6 +98,22 @@ def _rewrite(node: exp.Expr) -> exp.Expr:
         ):
             return exp.Count(this=exp.Star())
     return node
+
+
+def _number(node: exp.Literal) -> exp.Expr:
+    """A numeric literal in one spelling: ``30.0`` and ``30`` are the same number.
+
+    >>> _number(exp.Literal.number("30.0")).sql(), _number(exp.Literal.number("2.50")).sql()
+    ('30', '2.5')
+    """
+    try:
+        value = Decimal(str(node.this))
+    except InvalidOperation:
+        return node
+    if not value.is_finite():
+        return node
+    text = format(value.normalize(), "f")
+    return exp.Literal.number(text) if text != node.this else node
 
 
 def _boolean_comparison(node: exp.EQ | exp.NEQ) -> exp.Expr | None:
