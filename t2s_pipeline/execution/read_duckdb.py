@@ -37,6 +37,9 @@ from t2s_pipeline.execution.reading import Refused, series_length, walk_tree
 _TABLE_REFS = frozenset(
     {"BASE_TABLE", "JOIN", "SUBQUERY", "TABLE_FUNCTION", "EXPRESSION_LIST", "EMPTY", "PIVOT"}
 )
+# Query nodes a read-only query is made of; DuckDB also parses DML inside a CTE
+# (``WITH t AS (DELETE FROM x) SELECT ...`` is a DELETE_QUERY_NODE and deletes when run).
+_QUERY_NODES = frozenset({"SELECT_NODE", "SET_OPERATION_NODE", "RECURSIVE_CTE_NODE", "CTE_NODE"})
 _DEFAULT_SCHEMA = "main"
 MULTI_HINT = (
     "a statement DuckDB runs as several (a PIVOT without an IN list first queries the values);"
@@ -53,6 +56,10 @@ def read_duckdb(sql: str, allowed: frozenset[str], catalogue: Catalogue | None) 
     Traceback (most recent call last):
     ...
     t2s_pipeline.execution.reading.Refused: function current_setting is not on the DuckDB allowlist
+    >>> read_duckdb("WITH t AS (DELETE FROM s.a) SELECT 1", frozenset({"s"}), None)
+    Traceback (most recent call last):
+    ...
+    t2s_pipeline.execution.reading.Refused: DELETE is not allowed inside a query
     """
     tree = _parse(sql)
     statements = tree.get("statements", [])
@@ -125,6 +132,9 @@ class _Walk:
         self, node: dict[str, Any], ctes: frozenset[str]
     ) -> Iterator[tuple[Any, frozenset[str]]]:
         kind = str(node.get("type", ""))
+        if kind.endswith("_NODE") and kind not in _QUERY_NODES:
+            verb = kind.removesuffix("_NODE").removesuffix("_QUERY").replace("_", " ")
+            raise Refused(f"{verb} is not allowed inside a query")
         if "cte_map" in node:
             yield from self._with_ctes(node, ctes)
             return
