@@ -115,8 +115,11 @@ def _replaceable(table: str, gold: Sets, read: set[str]) -> bool:
         if len(sides) == 2 and any(c.split(".")[0] in names for c in sides):
             keys |= set(sides)
     grouped = [e for e in gold.get("group_by", ()) if _reads(e, table)]
-    # Grouping by a key and the attributes it determines is grouping by the key.
+    # Grouping by a key and the attributes it determines is grouping by the key. A table
+    # joined for nothing else (an inner join that keeps only matching rows) is needed.
     by_key = any(_columns(e) <= keys for e in grouped)
+    if not by_key:
+        return False
     for name in ("aggregations", "filters", "group_by"):
         for element in gold.get(name, ()):
             if not _reads(element, table) or _columns(element) <= keys:
