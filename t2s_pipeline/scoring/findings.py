@@ -58,6 +58,8 @@ def component_findings(
     found = _table_findings(gold, candidate)
     for name, category, noun in _SETS:
         missing, extra = _difference(gold.get(name, ()), candidate.get(name, ()))
+        if name == "aggregations":
+            found += _conditional_aggregates(missing, extra, shown)
         found += (Finding(category, text) for text in _texts(noun, missing, extra, shown))
     found += _total_or_rows(gold, candidate)
     if not any(f.category == "wrong_metric" for f in found):
@@ -106,8 +108,6 @@ def _replaceable(table: str, gold: Sets, read: set[str]) -> bool:
     """The reference needs ``table`` only for shown columns and for join keys the candidate
     reads in another table (``GROUP BY sites.site_id`` when ``orders.site_id`` is read), so
     not reading it changes nothing but the descriptive columns."""
-    if any(not _columns(a) for a in gold.get("aggregations", ())):
-        return False  # COUNT(*) counts the rows of every table joined
     names = {t.rsplit(".", 1)[-1] for t in read}
     keys: set[str] = set()
     for join in gold.get("joins", ()):
@@ -120,6 +120,7 @@ def _replaceable(table: str, gold: Sets, read: set[str]) -> bool:
     by_key = any(_columns(e) <= keys for e in grouped)
     if not by_key:
         return False
+    # COUNT(*) per key of the missing table counts the rows of the table holding that key.
     for name in ("aggregations", "filters", "group_by"):
         for element in gold.get(name, ()):
             if not _reads(element, table) or _columns(element) <= keys:
@@ -155,6 +156,72 @@ _UNUSED = "unused"
 def _reads(element: str, table: str) -> bool:
     name = table.rsplit(".", 1)[-1]
     return any(column.split(".")[0] == name for column in _columns(element) if "." in column)
+
+
+def _conditional_aggregates(
+    missing: list[str], extra: list[str], shown: Mapping[str, str]
+) -> list[Finding]:
+    """Aggregates that differ only in the rows they take (``SUM(CASE WHEN d IN May THEN x
+    END)`` or ``SUM(x) FILTER (WHERE ...)`` against ``SUM(x)``): a condition, not a measure.
+    The pairs found are taken out of ``missing`` and ``extra``.
+
+    >>> missing, extra = ["SUM(CASE WHEN p.m = 5 THEN p.x ELSE 0 END)"], ["SUM(p.x)"]
+    >>> [(f.category, f.text) for f in _conditional_aggregates(missing, extra, {})]
+    [('wrong_filter', 'aggregate SUM(p.x) takes other rows than the reference SUM(CASE WHEN p.m = 5 THEN p.x ELSE 0 END)')]
+    >>> missing, extra
+    ([], [])
+    """
+    found = []
+    paired: set[str] = set()
+    for element in list(missing):
+        base, condition = _condition_of(element)
+        partner = next(
+            (e for e in extra if _condition_of(e)[0] == base and _condition_of(e)[1] != condition),
+            None,
+        )
+        if partner is None:
+            continue
+        missing.remove(element)
+        paired.add(partner)
+        text = (
+            f"aggregate {_show(partner, shown)} takes other rows than the reference "
+            f"{_show(element, shown)}"
+        )
+        found.append(Finding("wrong_filter", text))
+    for partner in paired:
+        extra.remove(partner)
+    return found
+
+
+def _condition_of(element: str) -> tuple[str, str | None]:
+    """(the aggregate without its row condition, the condition) of one aggregate's text."""
+    try:
+        tree = sqlglot.parse_one(element)
+    except SqlglotError:
+        return element, None
+    if isinstance(tree, exp.Filter) and isinstance(tree.expression, exp.Where):
+        return _count_star(tree.this).sql(), tree.expression.this.sql()
+    if isinstance(tree, exp.AggFunc) and isinstance(tree.this, exp.Case):
+        case = tree.this
+        ifs = case.args.get("ifs") or []
+        default = case.args.get("default")
+        quiet = (
+            default is None
+            or isinstance(default, exp.Null)
+            or (isinstance(default, exp.Literal) and default.this in ("0", "0.0"))
+        )
+        if len(ifs) == 1 and quiet:
+            stripped = tree.copy()
+            stripped.set("this", ifs[0].args["true"].copy())
+            return _count_star(stripped).sql(), ifs[0].this.sql()
+    return tree.sql(), None
+
+
+def _count_star(tree: exp.Expr) -> exp.Expr:
+    """``COUNT(1)`` and ``SUM(1)`` count rows: ``COUNT(*)``."""
+    if isinstance(tree, (exp.Count, exp.Sum)) and isinstance(tree.this, exp.Literal):
+        return exp.Count(this=exp.Star())
+    return tree
 
 
 def _total_or_rows(gold: Sets, candidate: Sets) -> list[Finding]:
