@@ -73,11 +73,14 @@ def check_declared(
 
 
 def _gaps(declared: SpiderSchema, live: Schema) -> list[str]:
+    """Declared tables and columns the database lacks. SQLite's own tables (``sqlite_sequence``,
+    which Spider's official tables.json declares for AUTOINCREMENT databases) are not the
+    database's data and are never required."""
     tables = {t.lower(): {c.lower() for c in cols} for t, cols in live.tables["main"].items()}
     gaps = [
         f"{declared.db_id}: table {table!r} is not in the database"
         for table in declared.tables
-        if table.lower() not in tables
+        if table.lower() not in tables and not _internal(table)
     ]
     gaps += [
         f"{declared.db_id}: column {table}.{column} is not in the database"
@@ -85,6 +88,11 @@ def _gaps(declared: SpiderSchema, live: Schema) -> list[str]:
         if table.lower() in tables and column.lower() not in tables[table.lower()]
     ]
     return gaps
+
+
+def _internal(table: str) -> bool:
+    """SQLite reserves names starting ``sqlite_`` for its own tables."""
+    return table.lower().startswith("sqlite_")
 
 
 def column_names(schema: Schema) -> frozenset[str]:

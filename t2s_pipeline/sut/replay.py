@@ -129,6 +129,11 @@ def read_replay(path: Path) -> tuple[ReplayHeader, dict[tuple[str, int], Recorde
         if key in predictions:
             raise SutError(f"{path}:{number}: second prediction for {key[0]}#{key[1]}; keep one")
         predictions[key] = prediction
+    if not predictions:
+        raise SutError(
+            f"replay file {path} holds no predictions; write one JSON object per line with "
+            '"case_id", "phrasing" and "sql" (t2s import predictions writes such a file)'
+        )
     return header, predictions
 
 

@@ -117,6 +117,23 @@ def test_tables_json_naming_a_missing_table_is_an_error(spider: Benchmark, tmp_p
         import_spider(files / "tables.json", files / "dev.json", spider.db_dir, tmp_path / "o")
 
 
+def test_tables_json_declaring_sqlite_sequence_is_accepted(
+    spider: Benchmark, tmp_path: Path
+) -> None:
+    """Spider's official tables.json declares SQLite's own sqlite_sequence (world_1 does); the
+    table is SQLite's bookkeeping, not data the database must hold."""
+    files = copy_files(spider.files, tmp_path / "files")
+    tables = json.loads((files / "tables.json").read_text())
+    entry = tables[0]
+    entry["table_names_original"].append("sqlite_sequence")
+    position = len(entry["table_names_original"]) - 1
+    for column in ("name", "seq"):
+        entry["column_names_original"].append([position, column])
+    (files / "tables.json").write_text(json.dumps(tables))
+    import_spider(files / "tables.json", files / "dev.json", spider.db_dir, tmp_path / "o")
+    assert load_cases(tmp_path / "o").cases
+
+
 def test_tables_json_naming_a_missing_column_is_an_error(spider: Benchmark, tmp_path: Path) -> None:
     files = copy_files(spider.files, tmp_path / "files")
     tables = json.loads((files / "tables.json").read_text())

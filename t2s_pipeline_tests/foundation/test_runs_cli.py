@@ -56,3 +56,19 @@ def test_run_checks_the_sut_before_registering(
     assert "the SUT is not ready" in err and "no run was registered" in err
     assert ("bad.jsonl:2: not JSON" in err) if kind == "replay" else ("Connection refused" in err)
     assert ResultsStore(results).read("runs").empty
+
+
+def test_run_refuses_an_empty_replay_file(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """No run is registered for a replay file with no predictions; the error says what to write."""
+    (tmp_path / "empty.jsonl").write_text("")
+    config = tmp_path / "c.yaml"
+    config.write_text(
+        f"name: c\ncases: cases/erp\nsut:\n  kind: replay\n  file: {tmp_path / 'empty.jsonl'}\n"
+    )
+    results = tmp_path / "r.duckdb"
+    assert main(["run", "--config", str(config), "--results", str(results)]) == 2
+    err = capsys.readouterr().err
+    assert "holds no predictions" in err and "no run was registered" in err
+    assert ResultsStore(results).read("runs").empty

@@ -93,3 +93,12 @@ def test_a_missing_file_is_a_configuration_error(tmp_path: Path) -> None:
     """The path is named so the user can fix it."""
     with pytest.raises(SutError, match="does not exist"):
         ReplayClient(tmp_path / "nope.jsonl")
+
+
+@pytest.mark.parametrize("text", ["", "\n\n", '{"meta": {"supports_exclusions": true}}\n'])
+def test_a_file_without_predictions_is_refused(tmp_path: Path, text: str) -> None:
+    """An empty file would make every item an agent error in a run that says it succeeded."""
+    path = tmp_path / "p.jsonl"
+    path.write_text(text)
+    with pytest.raises(SutError, match="holds no predictions"):
+        ReplayClient(path)
