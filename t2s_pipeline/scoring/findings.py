@@ -60,6 +60,7 @@ def component_findings(
         missing, extra = _difference(gold.get(name, ()), candidate.get(name, ()))
         if name == "aggregations":
             found += _conditional_aggregates(missing, extra, shown)
+            found += _rank_cuts(missing, extra, shown)
         found += (Finding(category, text) for text in _texts(noun, missing, extra, shown))
     found += _total_or_rows(gold, candidate)
     if not any(f.category == "wrong_metric" for f in found):
@@ -191,6 +192,34 @@ def _conditional_aggregates(
     for partner in paired:
         extra.remove(partner)
     return found
+
+
+_RANKS = (exp.Rank, exp.DenseRank, exp.RowNumber)
+
+
+def _rank_cuts(missing: list[str], extra: list[str], shown: Mapping[str, str]) -> list[Finding]:
+    """A ranking window (``RANK() OVER (ORDER BY ...)``) serves a top-k cut, so one on a side
+    only is a grain difference (a cut with or without ties), not another measure. The ranks
+    found are taken out of ``missing`` and ``extra``.
+
+    >>> missing, extra = ["RANK() OVER (ORDER BY COUNT(*) DESC)"], []
+    >>> [(f.category, f.text) for f in _rank_cuts(missing, extra, {})]
+    [('wrong_grain', 'missing top-k cut by RANK() OVER (ORDER BY COUNT(*) DESC)')]
+    """
+    found = []
+    for side, elements in (("missing", missing), ("extra", extra)):
+        for element in [e for e in elements if _is_rank(e)]:
+            elements.remove(element)
+            found.append(Finding("wrong_grain", f"{side} top-k cut by {_show(element, shown)}"))
+    return found
+
+
+def _is_rank(element: str) -> bool:
+    try:
+        tree = sqlglot.parse_one(element)
+    except SqlglotError:
+        return False
+    return isinstance(tree, exp.Window) and isinstance(tree.this, _RANKS)
 
 
 def _condition_of(element: str) -> tuple[str, str | None]:
