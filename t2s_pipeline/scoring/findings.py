@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
+from functools import lru_cache
 
 import sqlglot
 from sqlglot import exp
@@ -215,18 +216,14 @@ def _rank_cuts(missing: list[str], extra: list[str], shown: Mapping[str, str]) -
 
 
 def _is_rank(element: str) -> bool:
-    try:
-        tree = sqlglot.parse_one(element)
-    except SqlglotError:
-        return False
+    tree = _tree(element)
     return isinstance(tree, exp.Window) and isinstance(tree.this, _RANKS)
 
 
 def _condition_of(element: str) -> tuple[str, str | None]:
     """(the aggregate without its row condition, the condition) of one aggregate's text."""
-    try:
-        tree = sqlglot.parse_one(element)
-    except SqlglotError:
+    tree = _tree(element)
+    if tree is None:
         return element, None
     if isinstance(tree, exp.Filter) and isinstance(tree.expression, exp.Where):
         return _count_star(tree.this).sql(), tree.expression.this.sql()
@@ -314,18 +311,14 @@ def _select_findings(gold: Sets, candidate: Sets, shown: Mapping[str, str]) -> l
 
 
 def _aggregates(element: str) -> bool:
-    try:
-        tree = sqlglot.parse_one(element)
-    except SqlglotError:
-        return True
-    return tree.find(exp.AggFunc) is not None
+    tree = _tree(element)
+    return tree is None or tree.find(exp.AggFunc) is not None
 
 
 def _unrounded(element: str) -> str:
     """The expression without ROUND(...) wrappers, as text."""
-    try:
-        tree = sqlglot.parse_one(element)
-    except SqlglotError:
+    tree = _tree(element)
+    if tree is None:
         return element
     while isinstance(tree, exp.Round):
         tree = tree.this
@@ -376,9 +369,19 @@ def _partner(element: str, candidates: list[str]) -> str | None:
     return same[0] if len(same) == 1 else None
 
 
+@lru_cache(maxsize=4096)
 def _columns(element: str) -> frozenset[str]:
-    try:
-        tree = sqlglot.parse_one(element)
-    except SqlglotError:
+    tree = _tree(element)
+    if tree is None:
         return frozenset()
     return frozenset(column.sql() for column in tree.find_all(exp.Column))
+
+
+@lru_cache(maxsize=4096)
+def _tree(element: str) -> exp.Expr | None:
+    """One element's parse, shared by every reader here (none of them changes it); None when
+    sqlglot cannot read it."""
+    try:
+        return sqlglot.parse_one(element)
+    except SqlglotError:
+        return None
