@@ -9,7 +9,9 @@ from __future__ import annotations
 
 import hashlib
 import json
+import os
 import re
+import string
 from pathlib import Path
 from typing import Any, Literal
 
@@ -26,10 +28,33 @@ class _Strict(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
 
 
+class SutPaths(_Strict):
+    """Endpoint paths of an HTTP SUT; ``retrieve: null`` when it has no probe endpoint."""
+
+    ask: str = "/v1/ask"
+    retrieve: str | None = "/v1/retrieve"
+    health: str = "/v1/health"
+
+
 class SutSettings(_Strict):
-    kind: Literal["builtin", "http", "replay"] = "builtin"
+    kind: Literal["builtin", "http", "replay", "python"] = "builtin"
     url: str | None = None
     file: str | None = None
+    # Adapters for a service built to its own contract (kind http; fields also kind python).
+    paths: SutPaths = SutPaths()
+    fields: dict[str, str] = {}
+    """Contract field -> the service's name or dotted path (``sql: data.query.text``)."""
+    headers: dict[str, str] = {}
+    """Sent with every request; ``${ENV_VAR}`` is read from the environment at run time, so
+    the secret is never in the file, the run registry or the logs."""
+    extra: dict[str, Any] = {}
+    """Added to every request body; ``{as_of}``, ``{dialect}``, ``{domain}``, ``{run_id}``."""
+    probe: bool = True
+    """``false``: the service has no retriever endpoint; items count under ``no_probe``."""
+    # kind python: an in-process function (t2s_pipeline.sut.python).
+    callable: str | None = None
+    retrieve: str | None = None
+    supports_exclusions: bool = False
     isolate: bool = True
     isolation: Literal["require", "warn"] = "require"
     """With ``isolate``: any not_isolated item fails the run before scoring (``warn``: counted
@@ -156,6 +181,87 @@ def _check_sut(path: Path, sut: SutSettings) -> None:
         raise ConfigError(f"{path}: field 'sut.url': required for kind http. Fix: add url:")
     if sut.kind == "replay" and not sut.file:
         raise ConfigError(f"{path}: field 'sut.file': required for kind replay. Fix: add file:")
+    if sut.kind == "python" and not sut.callable:
+        raise ConfigError(
+            f"{path}: field 'sut.callable': required for kind python. "
+            "Fix: add callable: package.module:function"
+        )
+    owners = {
+        "url": ("http",),
+        "file": ("replay",),
+        "paths": ("http",),
+        "headers": ("http",),
+        "extra": ("http",),
+        "probe": ("http",),
+        "fields": ("http", "python"),
+        "callable": ("python",),
+        "retrieve": ("python",),
+        "supports_exclusions": ("python",),
+    }
+    for option, kinds in owners.items():
+        if option in sut.model_fields_set and sut.kind not in kinds:
+            raise ConfigError(
+                f"{path}: field 'sut.{option}': only kind {' or '.join(kinds)} has it, this SUT "
+                f"is kind {sut.kind}. Fix: remove {option} or use kind: {kinds[0]}"
+            )
+    _check_adapters(path, sut)
+
+
+def _check_adapters(path: Path, sut: SutSettings) -> None:
+    """The adapter options are usable: known roles, valid placeholders, ${VAR} syntax."""
+    from t2s_pipeline.errors import SutError
+    from t2s_pipeline.sut.contract import FieldNames
+    from t2s_pipeline.sut.http import expand_extra
+
+    try:
+        FieldNames.from_mapping(sut.fields)
+    except SutError as error:
+        raise ConfigError(f"{path}: field 'sut.fields': {error}") from None
+    try:
+        expand_extra(sut.extra, None, "")
+    except SutError as error:
+        raise ConfigError(f"{path}: field 'sut.extra': {error}") from None
+    for name, value in sut.headers.items():
+        try:
+            string.Template(value).substitute(_AnyEnv())
+        except ValueError as error:
+            raise ConfigError(
+                f"{path}: field 'sut.headers.{name}': {error}. Fix: write ${{ENV_VAR}} for a "
+                "value from the environment, $$ for a dollar sign"
+            ) from None
+    for name in ("ask", "health", "retrieve"):
+        value = getattr(sut.paths, name)
+        if value is not None and not value.startswith("/"):
+            raise ConfigError(
+                f"{path}: field 'sut.paths.{name}': {value!r} must start with '/'. "
+                f"Fix: write /{value}"
+            )
+
+
+class _AnyEnv(dict[str, str]):
+    """Accepts every variable name: syntax checks at load time, values at run time."""
+
+    def __missing__(self, key: str) -> str:
+        return ""
+
+
+def expand_headers(headers: dict[str, str], where: str = "sut.headers") -> dict[str, str]:
+    """The header values with ``${ENV_VAR}`` read from the environment now.
+
+    >>> import os; os.environ["T2S_DOCTEST_TOKEN"] = "s3cret"
+    >>> expand_headers({"Authorization": "Bearer ${T2S_DOCTEST_TOKEN}"})
+    {'Authorization': 'Bearer s3cret'}
+    """
+    expanded = {}
+    for name, value in headers.items():
+        try:
+            expanded[name] = string.Template(value).substitute(os.environ)
+        except KeyError as error:
+            raise ConfigError(
+                f"field '{where}.{name}': the environment variable {error.args[0]} is not set. "
+                f"Fix: export {error.args[0]}=... before the run (the value is never stored)"
+            ) from None
+    return expanded
 
 
 def load_configs(folder: Path | str) -> dict[Path, RunConfig]:

@@ -49,6 +49,7 @@ from t2s_pipeline.sql.pair import analyse_pair
 from t2s_pipeline.sql.schema import Schema
 from t2s_pipeline.store import ResultsStore
 from t2s_pipeline.sut.client import Item, ItemOutcome, SutClient
+from t2s_pipeline.sut.contract import RequestContext
 
 _LOG = logging.getLogger(__name__)
 
@@ -461,6 +462,7 @@ def items_rows(items: Sequence[Item], case_set: CaseSet) -> list[dict[str, objec
             "exclude_json": json.dumps(list(item.exclude)),
             "evidence": item.evidence,
             "difficulty": cases[item.case_id].difficulty,
+            "context_json": None if item.context is None else item.context.model_dump_json(),
         }
         for item in items
     ]
@@ -475,9 +477,17 @@ def items_from_frame(data: pd.DataFrame) -> list[Item]:
             question=str(row.question),
             exclude=tuple(json.loads(str(row.exclude_json))),
             evidence=None if pd.isna(row.evidence) else str(row.evidence),
+            context=_context(getattr(row, "context_json", None)),
         )
         for row in data.sort_values(["case_id", "phrasing"]).itertuples(index=False)
     ]
+
+
+def _context(text: object) -> RequestContext | None:
+    """An item's stored request context; None for items stored before contexts were sent."""
+    if text is None or (isinstance(text, float) and pd.isna(text)):
+        return None
+    return RequestContext.model_validate_json(str(text))
 
 
 def outcome_row(outcome: ItemOutcome, item: Item) -> dict[str, object]:
@@ -613,19 +623,9 @@ def open_client(config: RunConfig, case_set: CaseSet) -> Iterator[SutClient]:
     """The client a configuration names; the built-in agent is served on loopback for the run."""
     from t2s_pipeline.agent.app import AgentSettings, build_app
     from t2s_pipeline.agent.server import serve_in_thread
-    from t2s_pipeline.sut.http import HttpSettings, HttpSutClient
+    from t2s_pipeline.sut.factory import http_client, http_settings, python_client
+    from t2s_pipeline.sut.http import HttpSutClient
     from t2s_pipeline.sut.replay import ReplayClient
-    from t2s_pipeline.sut.retry import RetryPolicy
-
-    def http(base_url: str) -> HttpSutClient:
-        return HttpSutClient(
-            HttpSettings(
-                base_url=base_url,
-                concurrency=config.client.concurrency,
-                request_timeout_s=config.client.timeout_s,
-                retry=RetryPolicy(max_attempts=config.client.max_attempts),
-            )
-        )
 
     with ExitStack() as stack:
         client: SutClient
@@ -633,11 +633,13 @@ def open_client(config: RunConfig, case_set: CaseSet) -> Iterator[SutClient]:
             assert config.sut.file is not None
             client = ReplayClient(config.sut.file)
         elif config.sut.kind == "http":
-            assert config.sut.url is not None
-            client = http(config.sut.url)
+            client = http_client(config)
+        elif config.sut.kind == "python":
+            client = python_client(config)
         else:
             agent = AgentSettings.from_sut(config.sut)
-            client = http(stack.enter_context(serve_in_thread(build_app(case_set, settings=agent))))
+            url = stack.enter_context(serve_in_thread(build_app(case_set, settings=agent)))
+            client = HttpSutClient(http_settings(config, base_url=url))
         stack.callback(client.close)
         yield client
 

@@ -71,28 +71,30 @@ def preflight(config_path: Path) -> None:
     """
     from t2s_pipeline.config import load_config
     from t2s_pipeline.errors import SutError
-    from t2s_pipeline.sut.http import HttpSettings, HttpSutClient
+    from t2s_pipeline.sut.factory import http_client, python_client
     from t2s_pipeline.sut.replay import read_replay
 
     config = load_config(config_path)
+    fixes = {
+        "replay": "correct sut.file or the file it names",
+        "http": "start the SUT, or correct sut.url",
+        "python": "correct sut.callable, or install the package that holds it",
+    }
     try:
         if config.sut.kind == "replay" and config.sut.file:
             read_replay(Path(config.sut.file))
         elif config.sut.kind == "http" and config.sut.url:
-            client = HttpSutClient(HttpSettings(config.sut.url, request_timeout_s=10.0))
+            client = http_client(config, timeout_s=10.0)
             try:
                 client.health()
             finally:
                 client.close()
+        elif config.sut.kind == "python":
+            python_client(config).health()
     except SutError as error:
-        fix = (
-            "correct sut.file or the file it names"
-            if config.sut.kind == "replay"
-            else "start the SUT, or correct sut.url"
-        )
         raise ConfigError(
             f"{config_path}: the SUT is not ready: {str(error).rstrip('.?')}. "
-            f"Fix: {fix}; no run was registered"
+            f"Fix: {fixes[config.sut.kind]}; no run was registered"
         ) from error
 
 

@@ -14,9 +14,21 @@ from dataclasses import dataclass
 
 from t2s_pipeline.cases import CaseSet
 from t2s_pipeline.errors import SutError
-from t2s_pipeline.sut.contract import RUN_ID_PATTERN, AskResponse, Health, RetrieveResponse
+from t2s_pipeline.sut.contract import (
+    RUN_ID_PATTERN,
+    AskResponse,
+    Health,
+    RequestContext,
+    RetrieveResponse,
+)
 
-ERROR_CLASSES: tuple[str, ...] = ("timeout", "connect", "http_status", "invalid_response")
+ERROR_CLASSES: tuple[str, ...] = (
+    "timeout",
+    "connect",
+    "http_status",
+    "invalid_response",
+    "exception",  # a Python SUT (kind python) raised
+)
 PHRASINGS: tuple[str, ...] = ("all", "main")
 
 Progress = Callable[[int, int], None]
@@ -32,6 +44,8 @@ class Item:
     question: str
     exclude: tuple[str, ...]
     evidence: str | None = None
+    context: RequestContext | None = None
+    """The domain's pinned today, dialect and name, sent with every request (SPEC 14)."""
 
 
 @dataclass(frozen=True)
@@ -122,12 +136,22 @@ def build_items(
     """
     if phrasings not in PHRASINGS:
         raise SutError(f"phrasings must be one of {PHRASINGS}, not {phrasings!r}")
+    domain = case_set.domain
+    context = RequestContext(as_of=domain.as_of, dialect=domain.dialect, domain=domain.name)
     items: list[Item] = []
     for case in case_set.cases:
         exclude = tuple(sorted({case.id, *twins.get(case.id, frozenset())})) if isolate else ()
         questions = case.questions if phrasings == "all" else case.questions[:1]
         for index, question in enumerate(questions):
             items.append(
-                Item(item_id(case.id, index), case.id, index, question, exclude, case.evidence)
+                Item(
+                    item_id(case.id, index),
+                    case.id,
+                    index,
+                    question,
+                    exclude,
+                    case.evidence,
+                    context,
+                )
             )
     return items

@@ -1,13 +1,14 @@
 """The SUT HTTP contract (SPEC section 14): typed messages, configurable field names and paths.
 
 The models use the contract's own names. An existing service that names a field differently
-("query" instead of "question", "generated_sql" instead of "sql") is evaluated unchanged by
-giving :class:`FieldNames`; :func:`to_wire` and :func:`from_wire` translate at the boundary.
+("query" instead of "question", "generated_sql" instead of "sql") or nests it
+(``data.query.text``) is evaluated unchanged by giving :class:`FieldNames`, whose values are
+dotted paths into the JSON; :func:`to_wire` and :func:`from_wire` translate at the boundary.
 
->>> names = FieldNames(question="query", sql="generated_sql")
+>>> names = FieldNames(question="query", sql="data.query.text")
 >>> to_wire(AskRequest(question="How many orders?", run_id="r1"), names)["query"]
 'How many orders?'
->>> from_wire({"generated_sql": "SELECT 1"}, AskResponse, names).sql
+>>> from_wire({"data": {"query": {"text": "SELECT 1"}}}, AskResponse, names).sql
 'SELECT 1'
 """
 
@@ -23,6 +24,9 @@ from t2s_pipeline.errors import SutError
 MAX_QUESTION_CHARS = 4_000
 MAX_EXCLUSIONS = 2_000
 RUN_ID_PATTERN = r"^[a-z0-9-]{0,64}$"
+# One character that is not white space, read alike by the agent's validator (Rust regex,
+# where U+0085 is white space) and by OpenAPI clients (ECMAScript, where U+FEFF is).
+NOT_BLANK = r"[^\s\u0085\ufeff]"
 
 # pydantic already rejects lone surrogates in strings, so every accepted text encodes as UTF-8.
 CaseId = Annotated[StrictStr, Field(max_length=200)]
@@ -34,20 +38,32 @@ class _Message(BaseModel):
     model_config = ConfigDict(frozen=True, extra="ignore")
 
 
+class RequestContext(_Message):
+    """What every request carries besides the question (SPEC section 14): the pinned
+    snapshot's "today" (ISO date; None when the domain pins none), the SQL dialect the answer
+    must be written in, and the domain's name."""
+
+    as_of: StrictStr | None = None
+    dialect: StrictStr = ""
+    domain: StrictStr = ""
+
+
 class AskRequest(_Message):
     """``POST /v1/ask``: one item, with the cases the SUT must not retrieve."""
 
-    question: StrictStr = Field(min_length=1, max_length=MAX_QUESTION_CHARS, pattern=r"\S")
+    question: StrictStr = Field(min_length=1, max_length=MAX_QUESTION_CHARS, pattern=NOT_BLANK)
     exclude_examples: tuple[CaseId, ...] = Field(default=(), max_length=MAX_EXCLUSIONS)
     run_id: StrictStr = Field(default="", pattern=RUN_ID_PATTERN)
     evidence: StrictStr | None = Field(default=None, max_length=MAX_QUESTION_CHARS)
+    context: RequestContext | None = None
 
 
 class RetrieveRequest(_Message):
     """``POST /v1/retrieve``: the probe, with the same question and exclusions as the item."""
 
-    question: StrictStr = Field(min_length=1, max_length=MAX_QUESTION_CHARS, pattern=r"\S")
+    question: StrictStr = Field(min_length=1, max_length=MAX_QUESTION_CHARS, pattern=NOT_BLANK)
     exclude_examples: tuple[CaseId, ...] = Field(default=(), max_length=MAX_EXCLUSIONS)
+    context: RequestContext | None = None
 
 
 class OfferedTable(_Message):
@@ -112,9 +128,11 @@ class ErrorBody(_Message):
 class FieldNames(BaseModel):
     """The wire name of each contract field, defaulting to SPEC section 14's names.
 
-    Nested names are separate roles because services often name them differently:
-    ``table_name`` and ``ddl`` inside a table, ``example_id``, ``example_question`` and
-    ``example_sql`` inside an example.
+    A name may be a dotted path into nested JSON (``data.query.text``): read by walking the
+    objects, written by building them. Names inside a list element are relative to the
+    element: ``table_name`` and ``ddl`` inside a table, ``example_id``, ``example_question``
+    and ``example_sql`` inside an example; ``retrieval``/``tables``/``examples`` locate the
+    lists.
     """
 
     model_config = ConfigDict(frozen=True, extra="forbid")
@@ -123,6 +141,7 @@ class FieldNames(BaseModel):
     exclude_examples: str = "exclude_examples"
     run_id: str = "run_id"
     evidence: str = "evidence"
+    context: str = "context"
     sql: str = "sql"
     refused: str = "refused"
     message: str = "message"
@@ -146,6 +165,9 @@ class FieldNames(BaseModel):
             raise SutError(
                 f"unknown field name role(s) {unknown}; use some of {sorted(cls.model_fields)}"
             )
+        empty = sorted(role for role, name in mapping.items() if not str(name).strip("."))
+        if empty:
+            raise SutError(f"field name role(s) {empty} are empty; give a name or a dotted path")
         return cls(**dict(mapping))
 
 
@@ -168,10 +190,12 @@ _LAYOUT: dict[type[BaseModel], dict[str, tuple[str, type[BaseModel] | None]]] = 
         "exclude_examples": ("exclude_examples", None),
         "run_id": ("run_id", None),
         "evidence": ("evidence", None),
+        "context": ("context", None),
     },
     RetrieveRequest: {
         "question": ("question", None),
         "exclude_examples": ("exclude_examples", None),
+        "context": ("context", None),
     },
     OfferedTable: {"name": ("table_name", None), "ddl": ("ddl", None)},
     ExampleRef: {"id": ("example_id", None)},
@@ -216,8 +240,34 @@ def to_wire(message: BaseModel, names: FieldNames) -> dict[str, Any]:
             value = to_wire(value, names)
         elif isinstance(value, tuple):
             value = list(value)
-        wire[getattr(names, role)] = value
+        elif isinstance(value, BaseModel):  # the context: sent with its contract names
+            value = value.model_dump(mode="json")
+        put_path(wire, getattr(names, role), value)
     return wire
+
+
+def put_path(target: dict[str, Any], path: str, value: Any) -> None:
+    *parents, leaf = path.split(".")
+    for part in parents:
+        child = target.setdefault(part, {})
+        if not isinstance(child, dict):
+            raise SutError(f"field path {path!r} crosses the non-object field {part!r}")
+        target = child
+    target[leaf] = value
+
+
+_MISSING = object()
+
+
+def _get(data: Mapping[str, Any], path: str) -> Any:
+    if path in data:  # a flat key that happens to hold a dot wins over a path
+        return data[path]
+    value: Any = data
+    for part in path.split("."):
+        if not isinstance(value, Mapping) or part not in value:
+            return _MISSING
+        value = value[part]
+    return value
 
 
 def from_wire(data: Any, model: type[M], names: FieldNames) -> M:
@@ -246,10 +296,9 @@ def _canonical(data: Any, model: type[BaseModel], names: FieldNames) -> Any:
         return data  # pydantic reports the wrong type
     canonical: dict[str, Any] = {}
     for attr, (role, nested) in _LAYOUT[model].items():
-        key = getattr(names, role)
-        if key not in data:
+        value = _get(data, getattr(names, role))
+        if value is _MISSING:
             continue
-        value = data[key]
         if nested is not None and isinstance(value, list):
             value = [_canonical(v, nested, names) for v in value]
         elif nested is not None:

@@ -6,7 +6,8 @@ results of the old one. The fingerprint is the best identity each kind of SUT of
 - ``builtin``: a hash of the built-in agent's source (its knobs are in the configuration);
 - ``replay``: the replay file's SHA-256;
 - ``http``: the ``version`` the health document reports; a service that reports none gets a
-  per-run nonce, so two runs of it are never taken for the same run.
+  per-run nonce, so two runs of it are never taken for the same run;
+- ``python``: the function's module: its distribution's version and its source file's hash.
 """
 
 from __future__ import annotations
@@ -17,7 +18,6 @@ from pathlib import Path
 
 from t2s_pipeline.config import RunConfig
 from t2s_pipeline.errors import SutError
-from t2s_pipeline.sut.http import HttpSettings, HttpSutClient
 
 _AGENT = Path(__file__).resolve().parent.parent / "agent"
 
@@ -37,7 +37,15 @@ def sut_fingerprint(config: RunConfig) -> str:
             return f"replay:{hashlib.sha256(path.read_bytes()).hexdigest()[:16]}"
         except OSError as error:
             raise SutError(f"cannot read the replay file {path}: {error.strerror}") from None
-    version = _reported_version(sut.url or "")
+    if sut.kind == "python":
+        from t2s_pipeline.sut.python import callable_fingerprint
+
+        targets = [t for t in (sut.callable, sut.retrieve) if t]
+        try:
+            return "python:" + "+".join(callable_fingerprint(t) for t in targets)
+        except ImportError as error:
+            raise SutError(f"cannot import the SUT's module: {error}") from None
+    version = _reported_version(config)
     if version:
         return f"http:version:{version}"
     return f"http:nonce:{uuid.uuid4().hex[:16]}"
@@ -56,8 +64,10 @@ def _source_hash(folder: Path) -> str:
     return digest.hexdigest()[:12]
 
 
-def _reported_version(url: str) -> str | None:
-    client = HttpSutClient(HttpSettings(url, request_timeout_s=10.0))
+def _reported_version(config: RunConfig) -> str | None:
+    from t2s_pipeline.sut.factory import http_client
+
+    client = http_client(config, timeout_s=10.0)
     try:
         return client.health().version
     except SutError:

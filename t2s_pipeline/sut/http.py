@@ -14,7 +14,7 @@ import ssl
 import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Generic, TypeVar
+from typing import Any, Generic, TypeVar
 
 import httpx
 from pydantic import BaseModel
@@ -27,9 +27,11 @@ from t2s_pipeline.sut.contract import (
     FieldNames,
     Health,
     Paths,
+    RequestContext,
     RetrieveRequest,
     RetrieveResponse,
     from_wire,
+    put_path,
     to_wire,
 )
 from t2s_pipeline.sut.retry import RetryPolicy, retryable_status
@@ -51,12 +53,16 @@ class HttpSettings:
     paths: Paths = field(default_factory=Paths)
     headers: Mapping[str, str] = field(default_factory=dict)
     probe: bool = True
+    extra: Mapping[str, Any] = field(default_factory=dict)
+    """Fields added to every request body (keys may be dotted paths); string values may hold
+    ``{as_of}``, ``{dialect}``, ``{domain}`` and ``{run_id}``, see :func:`expand_extra`."""
 
     def __post_init__(self) -> None:
         if self.concurrency < 1:
             raise SutError(f"concurrency must be at least 1, not {self.concurrency}")
         if not self.base_url.startswith(("http://", "https://")):
             raise SutError(f"base_url {self.base_url!r} must start with http:// or https://")
+        expand_extra(self.extra, None, "")  # an unknown placeholder fails here, not per item
 
 
 @dataclass(frozen=True)
@@ -165,14 +171,19 @@ class HttpSutClient(SutClient):
             exclude_examples=item.exclude,
             run_id=run_id,
             evidence=item.evidence,
+            context=item.context,
         )
-        call = await self._call(http, paths.ask, to_wire(ask, names), AskResponse)
+        extra = expand_extra(self.settings.extra, item.context, run_id)
+        call = await self._call(
+            http, paths.ask, with_extra(to_wire(ask, names), extra), AskResponse
+        )
         probe: _Call[RetrieveResponse] | None = None
         if paths.retrieve is not None and self.settings.probe:
-            request = RetrieveRequest(question=item.question, exclude_examples=item.exclude)
-            probe = await self._call(
-                http, paths.retrieve, to_wire(request, names), RetrieveResponse
+            request = RetrieveRequest(
+                question=item.question, exclude_examples=item.exclude, context=item.context
             )
+            payload = with_extra(to_wire(request, names), extra)
+            probe = await self._call(http, paths.retrieve, payload, RetrieveResponse)
         return ItemOutcome(
             item_id=item.item_id,
             response=call.last.value,
@@ -217,6 +228,56 @@ class HttpSutClient(SutClient):
         except httpx.HTTPError as error:  # e.g. a body that fails its Content-Encoding
             return _Attempt(None, "invalid_response", message=_describe(error))
         return _read(response, model, self.settings.field_names)
+
+
+PLACEHOLDERS = ("as_of", "dialect", "domain", "run_id")
+
+
+def expand_extra(
+    extra: Mapping[str, Any], context: RequestContext | None, run_id: str
+) -> dict[str, Any]:
+    """The extra request fields with their placeholders filled in (``{{`` is a brace).
+
+    >>> ctx = RequestContext(as_of="2025-06-30", dialect="duckdb", domain="erp")
+    >>> expand_extra({"options": {"today": "{as_of}", "n": 3}, "db": "{domain}"}, ctx, "r1")
+    {'options': {'today': '2025-06-30', 'n': 3}, 'db': 'erp'}
+    >>> expand_extra({"x": "{today}"}, ctx, "r1")
+    Traceback (most recent call last):
+    t2s_pipeline.errors.SutError: extra field 'x': unknown placeholder {today}; use {as_of}, {dialect}, {domain} or {run_id} (write {{ for a literal brace)
+    """
+    values = {
+        "as_of": (context.as_of if context else None) or "",
+        "dialect": context.dialect if context else "",
+        "domain": context.domain if context else "",
+        "run_id": run_id,
+    }
+
+    def fill(value: Any, where: str) -> Any:
+        if isinstance(value, str):
+            try:
+                return value.format_map(values)
+            except KeyError as error:
+                raise SutError(
+                    f"extra field {where!r}: unknown placeholder {{{error.args[0]}}}; use "
+                    + ", ".join(f"{{{n}}}" for n in PLACEHOLDERS[:-1])
+                    + f" or {{{PLACEHOLDERS[-1]}}} (write {{{{ for a literal brace)"
+                ) from None
+            except (ValueError, IndexError) as error:
+                raise SutError(f"extra field {where!r}: {error} in {value!r}") from None
+        if isinstance(value, Mapping):
+            return {k: fill(v, f"{where}.{k}") for k, v in value.items()}
+        if isinstance(value, list | tuple):
+            return [fill(v, f"{where}[{i}]") for i, v in enumerate(value)]
+        return value
+
+    return {key: fill(value, key) for key, value in extra.items()}
+
+
+def with_extra(payload: dict[str, Any], extra: Mapping[str, Any]) -> dict[str, Any]:
+    """The request body with the extra fields set (a dotted key is a nested path)."""
+    for key, value in extra.items():
+        put_path(payload, key, value)
+    return payload
 
 
 def _read(response: httpx.Response, model: type[M], names: FieldNames) -> _Attempt[M]:
