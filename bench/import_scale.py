@@ -27,6 +27,7 @@ from t2s_pipeline.assets.resources import T2SSettings
 from t2s_pipeline.benchmarks.imports import import_spider
 from t2s_pipeline.benchmarks.predictions import convert_predictions, write_replay_config
 from t2s_pipeline.evaluation import summarise_run
+from t2s_pipeline.suites import HOSTILE_SUITE
 
 REPO = Path(__file__).resolve().parents[1]
 CITIES = ("Lyon", "Porto", "Leeds", "Ghent", "Turin", "Bergen")
@@ -179,7 +180,7 @@ def main() -> None:
             registry_dir=str(root / "runs"),
             results_path=str(root / "results.duckdb"),
             decisions_dir=str(root / "decisions"),
-            hostile_dir=str(REPO / "cases/hostile"),
+            hostile_dir=str(HOSTILE_SUITE),
         )
         with dg.instance_for_test() as instance:
             started = time.perf_counter()

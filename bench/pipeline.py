@@ -20,6 +20,7 @@ from t2s_pipeline.assets.evaluation import FAST_CHECKS
 from t2s_pipeline.assets.launch import run_config
 from t2s_pipeline.assets.resources import T2SSettings
 from t2s_pipeline.demo.generate import build_warehouse
+from t2s_pipeline.suites import HOSTILE_SUITE
 
 REPO = Path(__file__).resolve().parents[1]
 SUT_STEPS = {"sut_responses"}
@@ -87,7 +88,7 @@ def main() -> None:
             configs_dir=str(config.parent),
             registry_dir=str(root / "runs"),
             results_path=str(root / "results.duckdb"),
-            hostile_dir=str(REPO / "cases/hostile"),
+            hostile_dir=str(HOSTILE_SUITE),
             warehouse_path=str(warehouse),
         )
         with dg.instance_for_test() as instance:

@@ -7,6 +7,7 @@ from t2s_pipeline.assets.evaluation import RUN_ASSETS, RUN_CHECKS, run_compariso
 from t2s_pipeline.assets.judge import JUDGE_ASSETS
 from t2s_pipeline.assets.resources import T2SSettings
 from t2s_pipeline.assets.sensors import EVAL_JOB, build_sensors
+from t2s_pipeline.project import default_cases
 
 eval_job = dg.define_asset_job(
     EVAL_JOB,
@@ -28,4 +29,5 @@ def build_definitions(settings: T2SSettings) -> dg.Definitions:
     )
 
 
-defs = build_definitions(T2SSettings())
+# Relative to the project folder (workspace.yaml's working_directory); t2s.yaml names the cases.
+defs = build_definitions(T2SSettings(cases_dir=default_cases()))

@@ -19,7 +19,7 @@ from starlette.requests import Request
 from starlette.responses import Response
 from starlette.routing import Route
 
-from t2s_pipeline.agent.documents import demo_tables, example_bank, table_documents
+from t2s_pipeline.agent.documents import domain_tables, example_bank, table_documents
 from t2s_pipeline.agent.generation import AskContext, GenerationError, Generator, NearestExample
 from t2s_pipeline.agent.knowledge import read_knowledge
 from t2s_pipeline.agent.linking import SchemaLinking
@@ -99,16 +99,15 @@ def build_app(
     settings: AgentSettings | None = None,
     values: ValueSample | None = None,
 ) -> Starlette:
-    """The agent for a case set (or its folder); ``tables`` default to the demo DDL documents
-    of the domain's allowed schemas, ``values`` to a sample read from the domain's database.
+    """The agent for a case set (or its folder); ``tables`` default to the documents of the
+    domain's allowed schemas (:func:`domain_tables`), ``values`` to a sample read from the
+    domain's database.
 
     >>> app = build_app("cases/erp")  # doctest: +SKIP
     """
     settings = settings or AgentSettings()
     case_set = cases if isinstance(cases, CaseSet) else load_cases(cases)
-    documents = (
-        demo_tables(case_set.domain.allowed_schemas) if tables is None else table_documents(tables)
-    )
+    documents = domain_tables(case_set.domain) if tables is None else table_documents(tables)
     examples_k = settings.examples_k if settings.use_examples else 0
     retriever = Retriever(documents, example_bank(case_set), settings.tables_k, examples_k)
     return Starlette(

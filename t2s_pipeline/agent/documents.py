@@ -2,12 +2,18 @@
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
-from t2s_pipeline.cases import CaseSet
+import sqlglot
+from sqlglot import exp
+
+from t2s_pipeline.cases import CaseSet, Domain
 from t2s_pipeline.demo.schema import TABLES, ddl_document
 from t2s_pipeline.sut.contract import OfferedTable
+
+log = logging.getLogger(__name__)
 
 
 @dataclass(frozen=True)
@@ -28,6 +34,57 @@ def demo_tables(allowed_schemas: Iterable[str]) -> tuple[OfferedTable, ...]:
         for table in TABLES
         if table.schema in allowed
     )
+
+
+def domain_tables(domain: Domain) -> tuple[OfferedTable, ...]:
+    """The table documents of a domain's allowed schemas, as its database holds them.
+
+    A table of the demo warehouse keeps its commented DDL document; any other table gets a
+    plain ``CREATE TABLE`` with its columns and types as the catalogue reports them. A domain
+    whose database cannot be read now (or has one database per case) offers the demo
+    documents of its schemas, as before: the agent still serves, it just knows less.
+    """
+    from t2s_pipeline.casecheck import live_schema
+
+    if "{db_id}" in domain.database:
+        return demo_tables(domain.allowed_schemas)
+    try:
+        schema = live_schema(domain.database_for(), domain.engine, domain.allowed_schemas)
+    except Exception as error:  # any driver's error: unreadable now
+        log.warning("domain %s: cannot read its tables (%s); offering none", domain.name, error)
+        return demo_tables(domain.allowed_schemas)
+    demo = {table.qualified: table for table in TABLES}
+    documents = []
+    for db, tables in schema.tables.items():
+        for table, columns in tables.items():
+            qualified = f"{db}.{table}"
+            if qualified in demo:
+                documents.append(OfferedTable(name=qualified, ddl=ddl_document(demo[qualified])))
+                continue
+            name = table if domain.engine == "sqlite" else qualified
+            ddl = exp.Create(
+                this=exp.Schema(
+                    this=sqlglot.to_table(name, dialect=domain.dialect),
+                    expressions=[
+                        exp.ColumnDef(
+                            this=exp.to_identifier(column),
+                            kind=_type(kind, domain.dialect),
+                        )
+                        for column, kind in columns.items()
+                    ],
+                ),
+                kind="TABLE",
+            )
+            documents.append(OfferedTable(name=name, ddl=ddl.sql(dialect=domain.dialect)))
+    order = {name: index for index, name in enumerate(demo)}  # the demo's own order first
+    return tuple(sorted(documents, key=lambda d: order.get(d.name, len(order))))
+
+
+def _type(kind: str, dialect: str) -> exp.DataType | None:
+    try:
+        return exp.DataType.build(kind, dialect=dialect) if kind else None
+    except Exception:  # an engine-specific type sqlglot does not know: keep it as written
+        return exp.DataType.build(kind, dialect=dialect, udt=True) if kind else None
 
 
 def table_documents(tables: Sequence[OfferedTable | tuple[str, str]]) -> tuple[OfferedTable, ...]:

@@ -14,12 +14,14 @@ from pathlib import Path
 import dagster as dg
 import pandas as pd
 
+from t2s_pipeline import console
 from t2s_pipeline import evaluation as ev
 from t2s_pipeline.assets.cases import gold_cases
 from t2s_pipeline.assets.partitions import eval_run_partitions
 from t2s_pipeline.assets.resources import T2SSettings
 from t2s_pipeline.casecheck import domain_schemas, evaluation_guard, find_twins
 from t2s_pipeline.cases import CaseSet
+from t2s_pipeline.execution.hostile_targets import guard_warehouse
 from t2s_pipeline.execution.records import execute_jobs, from_frame, to_frame
 from t2s_pipeline.runs import RunSpec
 from t2s_pipeline.scoring.summary import COMPONENT_SETS
@@ -67,9 +69,16 @@ def _partition(context: dg.AssetCheckExecutionContext, asset: str) -> str | None
 
 
 def _progress(context: dg.AssetExecutionContext, what: str) -> ev.Progress:
+    """Progress of one stage: a line in the run's log every tenth of the way, and the
+    console's bar when ``t2s run`` shows one (:mod:`t2s_pipeline.console`)."""
     step = {"next": 0}
+    bar: list[console.Stage | None] = []
 
     def report(done: int, total: int) -> None:
+        if not bar:
+            bar.append(console.stage(what, total))
+        if bar[0] is not None:
+            bar[0].update(done)
         if done * 10 >= step["next"] * total or done == total:
             context.log.info(f"{what}: {done}/{total}")
             step["next"] += 1
@@ -475,10 +484,14 @@ def run_comparisons(
 def guardrails(
     context: dg.AssetCheckExecutionContext, settings: T2SSettings
 ) -> dg.AssetCheckResult:
+    workdir = Path(settings.registry_dir).parent
+    console.note(
+        "guardrails: the hostile suite on DuckDB and SQLite (minutes the first time, cached after)"
+    )
     report = ev.hostile_report(
         Path(settings.hostile_dir),
-        Path(settings.warehouse_path),
-        cache=Path(settings.registry_dir).parent / "guard_cache",
+        guard_warehouse(Path(settings.warehouse_path), workdir / "guard"),
+        cache=workdir / "guard_cache",
     )
     for failure in report.failures:
         context.log.error(f"hostile suite: {failure}")

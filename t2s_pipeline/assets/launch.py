@@ -5,6 +5,7 @@ from pathlib import Path
 
 import dagster as dg
 
+from t2s_pipeline import console
 from t2s_pipeline.assets.cases import gold_cases
 from t2s_pipeline.assets.evaluation import RUN_ASSETS, RUN_CHECKS, run_comparisons
 from t2s_pipeline.assets.judge import JUDGE_ASSETS
@@ -15,6 +16,8 @@ from t2s_pipeline.runs import register, spec_for
 
 # Dagster's step-by-step DEBUG events drown the progress lines on a terminal.
 QUIET = {"loggers": {"console": {"config": {"log_level": "INFO"}}}}
+# With the console's own progress on (`t2s run`), only Dagster's warnings and errors.
+SILENT = {"loggers": {"console": {"config": {"log_level": "WARNING"}}}}
 
 
 @dataclass(frozen=True)
@@ -26,6 +29,8 @@ class LaunchOutcome:
     """Nothing ran: this run id had finished before, and its results were kept as they are."""
     failed_checks: tuple[str, ...] = ()
     """Each error-severity check that failed (``name: what and the fix``)."""
+    failures: tuple[str, ...] = ()
+    """Each step that failed (``step: error``), when the run did not finish."""
 
 
 def run_config(
@@ -59,9 +64,10 @@ def run_config(
         spec = replace(spec, run_id=f"{spec.run_id}-r{n}")
     register(spec, Path(settings.registry_dir))
     instance = instance or dg.DagsterInstance.get()
+    quiet = SILENT if console.enabled() else QUIET
     instance.add_dynamic_partitions(EVAL_RUN, [spec.run_id])
     resources = {"settings": settings}
-    dg.materialize([gold_cases], instance=instance, resources=resources, run_config=QUIET)
+    dg.materialize([gold_cases], instance=instance, resources=resources, run_config=quiet)
     result = dg.materialize(
         [*RUN_ASSETS, *JUDGE_ASSETS, *(RUN_CHECKS if checks is None else checks)],
         partition_key=spec.run_id,
@@ -69,10 +75,10 @@ def run_config(
         resources=resources,
         raise_on_error=False,
         tags={"t2s/config": str(config_path)},
-        run_config=QUIET,
+        run_config=quiet,
     )
     if result.success:
-        dg.materialize([run_comparisons], instance=instance, resources=resources, run_config=QUIET)
+        dg.materialize([run_comparisons], instance=instance, resources=resources, run_config=quiet)
     summary = (
         ev.summarise_run(settings.store(), spec.run_id).to_markdown() if result.success else ""
     )
@@ -81,6 +87,20 @@ def run_config(
         for e in result.get_asset_check_evaluations()
         if not e.passed and e.severity == dg.AssetCheckSeverity.ERROR
     )
-    return LaunchOutcome(
-        spec.run_id, result.success and not blocked, summary, failed_checks=blocked
+    failures = tuple(
+        f"{event.step_key}: {_error_text(event)}" for event in result.get_step_failure_events()
     )
+    return LaunchOutcome(
+        spec.run_id,
+        result.success and not blocked,
+        summary,
+        failed_checks=blocked,
+        failures=failures,
+    )
+
+
+def _error_text(event: dg.DagsterEvent) -> str:
+    error = getattr(event.event_specific_data, "error", None)
+    while error is not None and error.cause is not None and "t2s_pipeline" not in error.message:
+        error = error.cause
+    return "no detail" if error is None else error.message.strip().splitlines()[-1]

@@ -9,6 +9,7 @@ import dagster as dg
 from t2s_pipeline.cases import CaseSet, load_cases
 from t2s_pipeline.runs import RunSpec, load_spec
 from t2s_pipeline.store import ResultsStore
+from t2s_pipeline.suites import HOSTILE_SUITE
 
 
 class T2SSettings(dg.ConfigurableResource):  # type: ignore[type-arg]
@@ -19,7 +20,7 @@ class T2SSettings(dg.ConfigurableResource):  # type: ignore[type-arg]
     registry_dir: str = ".t2s/runs"
     results_path: str = ".t2s/results.duckdb"
     decisions_dir: str = "decisions"
-    hostile_dir: str = "cases/hostile"
+    hostile_dir: str = str(HOSTILE_SUITE)
     warehouse_path: str = ".t2s/warehouse.duckdb"
 
     def case_set(self, folder: str | None = None) -> CaseSet:

@@ -33,9 +33,11 @@ from t2s_pipeline.execution.hostile import (
 from t2s_pipeline.execution.hostile_targets import (
     EngineTarget,
     duckdb_target,
+    guard_warehouse,
     postgres_target,
     sqlite_target,
 )
+from t2s_pipeline.suites import HOSTILE_SUITE
 from t2s_pipeline.suites.legitimate import legitimate_corpus
 
 _HEAVY = frozenset({"resource", "memory", "result_size"})
@@ -67,7 +69,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         help="PostgreSQL superuser URL (default: $T2S_PG_URL or the local server)",
     )
     parser.add_argument("--db", type=Path, default=DEFAULT_PATH, help="the DuckDB warehouse")
-    parser.add_argument("--suite", type=Path, default=Path("cases/hostile"))
+    parser.add_argument("--suite", type=Path, default=HOSTILE_SUITE)
     parser.add_argument("--timeout-s", type=float, default=2.0)
     parser.add_argument("--row-limit", type=int, default=1000)
     parser.add_argument(
@@ -81,11 +83,12 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 def run(args: argparse.Namespace) -> int:
     """Build the scratch targets, run the suite, print the table; 1 on any failure."""
-    if not args.db.is_file():
-        raise ExecutionError(f"warehouse {args.db} does not exist; run `t2s demo build` first")
     attacks = load_suite(args.suite)
     engines = list(ENGINES) if args.engine == "all" else [args.engine]
     with tempfile.TemporaryDirectory(prefix="t2s-hostile-") as workdir:
+        if not args.db.is_file():  # no demo warehouse here: attack a generated scratch one
+            print(f"no warehouse at {args.db}: generating a scratch one to attack", file=sys.stderr)
+            args.db = guard_warehouse(args.db, Path(workdir) / "generated")
         targets = _targets(engines, args, Path(workdir))
         try:
             report = run_suite(

@@ -9,6 +9,7 @@ import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from t2s_pipeline import console
 from t2s_pipeline.errors import ConfigError
 from t2s_pipeline.store import ResultsStore
 
@@ -17,6 +18,11 @@ if TYPE_CHECKING:
 
 DEFAULT_HOME = Path(".t2s/dagster_home")
 DEFAULT_RESULTS = Path(".t2s/results.duckdb")
+INSTANCE_YAML = """\
+# The Dagster instance of this project's runs (written by t2s; edit freely).
+telemetry:
+  enabled: false
+"""
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -75,6 +81,7 @@ def preflight(config_path: Path) -> None:
     from t2s_pipeline.sut.replay import read_replay
 
     config = load_config(config_path)
+    _check_domain(config_path, config.cases)
     fixes = {
         "replay": "correct sut.file or the file it names",
         "http": "start the SUT, or correct sut.url",
@@ -98,11 +105,44 @@ def preflight(config_path: Path) -> None:
         ) from error
 
 
+def _check_domain(config_path: Path, cases: str) -> None:
+    """The case folder loads and its database is there (a file engine's file exists)."""
+    from t2s_pipeline.cases import load_cases
+
+    folder = Path(cases)
+    if not (folder / "domain.yaml").is_file():
+        raise ConfigError(
+            f"{config_path}: field 'cases': {folder.absolute()} holds no domain.yaml. Fix: "
+            "point cases: at a domain folder (relative to the project), or create one with "
+            "`t2s init`"
+        )
+    case_set = load_cases(folder)
+    if not case_set.cases:
+        raise ConfigError(
+            f"{folder}: no valid gold case (problems: {len(case_set.problems)}). Fix: add a "
+            "case file, or run `t2s cases check` to see what is wrong with them"
+        )
+    domain = case_set.domain
+    if domain.engine == "postgres" or "{db_id}" in domain.database:
+        return  # a server (reached when the gold runs) or one file per case
+    database = Path(domain.database_for())
+    if not database.is_file():
+        demo = domain.name == "erp" and database.name == "warehouse.duckdb"
+        fix = "run `t2s demo build` first" if demo else "correct database: or create the file"
+        raise ConfigError(
+            f"{folder / 'domain.yaml'}: field 'database': {database} does not exist. Fix: {fix}"
+        )
+
+
 def dagster_home() -> Path:
     """``DAGSTER_HOME`` if set, else a project-local instance that ``dagster dev`` can share."""
     home = Path(os.environ.get("DAGSTER_HOME", DEFAULT_HOME)).resolve()
     home.mkdir(parents=True, exist_ok=True)
-    (home / "dagster.yaml").touch()  # the default instance: runs and events stored in this folder
+    instance = home / "dagster.yaml"
+    if not instance.exists() or not instance.read_text(encoding="utf-8").strip():
+        # The default instance (runs and events stored in this folder), without the telemetry
+        # notice between a run's lines.
+        instance.write_text(INSTANCE_YAML, encoding="utf-8")
     os.environ["DAGSTER_HOME"] = str(home)
     return home
 
@@ -114,6 +154,8 @@ def run_command(args: argparse.Namespace) -> int:
 
     preflight(args.config)
     home = dagster_home()
+    console.enable()
+    console.note(f"run {args.config}: the results go to {args.results}")
     outcome = run_config(args.config, T2SSettings(results_path=str(args.results)), rerun=args.rerun)
     if outcome.already_evaluated:
         print(
@@ -122,13 +164,15 @@ def run_command(args: argparse.Namespace) -> int:
             "`t2s run --rerun` evaluates again under a new id.\n",
             file=sys.stderr,
         )
-    print(outcome.summary_markdown)
+    print(outcome.summary_markdown or "(no summary: the run did not finish)")
+    for failure in outcome.failures:
+        print(f"step {failure}", file=sys.stderr)
     for failure in outcome.failed_checks:
         print(f"check {failure}", file=sys.stderr)
     print(
         f"\nrun {outcome.run_id}: {'succeeded' if outcome.success else 'FAILED'}; "
         f"results in {args.results}; Dagster instance {home}\n"
-        f"See it in the UI: DAGSTER_HOME={home} .venv/bin/dagster dev -w workspace.yaml"
+        f"See it in the UI: DAGSTER_HOME={home} dagster dev -w workspace.yaml"
     )
     return 0 if outcome.success else 1
 
@@ -147,9 +191,10 @@ def _runs(args: argparse.Namespace) -> int:
         )
         print(f"{run['run_id']}  (config {run['config']}, {run['n_items']} items){state}")
         print(f"  {'SUT':<17} {run['sut_fingerprint'] or 'not recorded (an older run)'}")
+        gold_failed = int(run["ceilings"].get("gold_failed", 0))
         for family, metric, label in _HEADLINES:
             figure = run["families"].get(family, {}).get(metric, {})
-            print(f"  {label:<17} {_figure(figure)}")
+            print(f"  {label:<17} {_figure(figure, run['n_items'], gold_failed)}")
         raised = {k: v for k, v in run["ceilings"].items() if v}
         shown = ", ".join(f"{k} {v}" for k, v in sorted(raised.items())) or "none"
         print(f"  {'ceilings':<17} {shown}")
@@ -164,18 +209,21 @@ _HEADLINES = (
 )
 
 
-def _figure(figure: dict[str, Any]) -> str:
-    """A stored mean as :class:`Mean` prints it.
+def _figure(figure: dict[str, Any], total: int | None = None, gold_failed: int = 0) -> str:
+    """A stored mean as :class:`Mean` prints it, out of ``total`` items when given.
 
     >>> _figure({"mean": 0.5, "n": 4, "ci": [0.25, 0.75]})
     '0.500 [0.250, 0.750] (n=4)'
+    >>> _figure({"mean": 0.5, "n": 4, "ci": None}, total=6, gold_failed=2)
+    '0.500 (n=4 of 6, 2 gold failed)'
     >>> _figure({"mean": None, "n": 0, "ci": None})
     'undefined (n=0)'
     """
     from t2s_pipeline.scoring.stats import Mean
 
     ci = figure.get("ci")
-    return str(Mean(figure.get("mean"), int(figure.get("n", 0)), (ci[0], ci[1]) if ci else None))
+    mean = Mean(figure.get("mean"), int(figure.get("n", 0)), (ci[0], ci[1]) if ci else None)
+    return str(mean) if total is None else mean.of(int(total), gold_failed)
 
 
 def _text(value: object) -> str | None:

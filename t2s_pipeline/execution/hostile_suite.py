@@ -1,4 +1,4 @@
-"""The hostile suite (``cases/hostile/*.yaml``): attacks with the outcome each must get.
+"""The hostile suite (``t2s_pipeline/suites/hostile/*.yaml``): attacks with the outcome each must get.
 
 Each file holds one attack (a mapping) or several (a list). An attack has an ``id``, a
 ``category``, the ``sql`` (one string for every engine, or a mapping ``{duckdb, postgres,

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import contextlib
 import hashlib
+import logging
 import shutil
 import sqlite3
 from collections.abc import Callable, Mapping, Sequence
@@ -23,6 +24,7 @@ import duckdb
 import psycopg2
 from psycopg2 import sql
 
+from t2s_pipeline.demo.generate import build_warehouse
 from t2s_pipeline.demo.postgres import drop_database, load_postgres, with_database
 from t2s_pipeline.demo.schema import ALLOWED_SCHEMAS, TABLES
 from t2s_pipeline.errors import ExecutionError
@@ -60,6 +62,18 @@ class EngineTarget:
     allowed_tables: tuple[str, ...] | None = None
 
 
+def guard_warehouse(warehouse: Path, scratch: Path) -> Path:
+    """The warehouse the hostile suite attacks: the demo warehouse when the project has one,
+    else one generated once into ``scratch`` (the suite tests the executor, whose verdict does
+    not depend on the domain's data; a project of its own needs no demo warehouse)."""
+    if warehouse.exists():
+        return warehouse
+    generated = scratch / "warehouse.duckdb"
+    if not generated.exists():
+        build_warehouse(generated)
+    return generated
+
+
 def duckdb_target(warehouse: Path, workdir: Path) -> EngineTarget:
     """A copy of the DuckDB warehouse in ``workdir`` (with its serving snapshot built)."""
     folder = workdir / DUCKDB
@@ -94,7 +108,14 @@ def _duckdb_owner_run(path: Path, statements: Sequence[str]) -> None:
             con.execute(statement)
     finally:
         con.close()
-    serving_snapshot(path, ALLOWED_SCHEMAS)
+    # The scratch copy holds trap views and macros on purpose: dropping them is expected here.
+    snapshot_log = logging.getLogger("t2s.guard")  # the snapshot's logger
+    level = snapshot_log.level
+    snapshot_log.setLevel(logging.ERROR)
+    try:
+        serving_snapshot(path, ALLOWED_SCHEMAS)
+    finally:
+        snapshot_log.setLevel(level)
 
 
 def _duckdb_rows(path: Path, text: str, cap: int) -> list[tuple[Any, ...]]:

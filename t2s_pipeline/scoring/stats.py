@@ -30,6 +30,20 @@ class Mean:
         ci = "" if self.ci is None else f" [{self.ci[0]:.3f}, {self.ci[1]:.3f}]"
         return f"{self.mean:.3f}{ci} (n={self.n})"
 
+    def of(self, total: int, gold_failed: int = 0) -> str:
+        """The figure with its n out of every item, saying why items are missing.
+
+        >>> Mean(0.25, 1030, (0.22, 0.28)).of(1034, gold_failed=4)
+        '0.250 [0.220, 0.280] (n=1030 of 1034, 4 gold failed)'
+        >>> Mean(0.5, 4, None).of(4)
+        '0.500 (n=4)'
+        """
+        text = str(self)
+        if total == self.n:
+            return text
+        why = f", {gold_failed} gold failed" if gold_failed else ""
+        return text.removesuffix(f"(n={self.n})") + f"(n={self.n} of {total}{why})"
+
 
 def defined(values: Iterable[float | None]) -> list[float]:
     """Values that are defined: None and NaN are undefined, not zero."""

@@ -101,6 +101,10 @@ class RunSummary:
 
     def to_markdown(self) -> str:
         lines = [f"### Run `{self.run_id}`: {self.n_items} items over {self.n_cases} cases", ""]
+        ex = self.families.get("exact", {}).get("ex")
+        if ex is not None:
+            failed = self.ceilings.get("gold_failed", 0)
+            lines += [f"**EX {ex.of(self.n_items, failed)}**", ""]
         lines += ["| family | metric | mean | 95% CI | n |", "|---|---|---|---|---|"]
         for family, metrics in self.families.items():
             for metric, mean in metrics.items():

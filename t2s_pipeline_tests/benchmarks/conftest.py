@@ -16,6 +16,7 @@ import dagster as dg
 import pytest
 
 from t2s_pipeline.assets.resources import T2SSettings
+from t2s_pipeline.suites import HOSTILE_SUITE
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "benchmarks"
 SPIDER_DBS = ("concert_hall", "school_club")
@@ -60,14 +61,13 @@ def bird(tmp_path_factory: pytest.TempPathFactory) -> Benchmark:
 
 def settings_for(root: Path, cases: Path) -> T2SSettings:
     """Pipeline settings for ``cases`` whose store, registry and decisions live in ``root``."""
-    repo = FIXTURES.parents[2]
     return T2SSettings(
         cases_dir=str(cases),
         configs_dir=str(root / "configs"),
         registry_dir=str(root / ".t2s" / "runs"),
         results_path=str(root / ".t2s" / "results.duckdb"),
         decisions_dir=str(root / "decisions"),
-        hostile_dir=str(repo / "cases" / "hostile"),
+        hostile_dir=str(HOSTILE_SUITE),
         warehouse_path=str(root / "unused.duckdb"),
     )
 

@@ -17,9 +17,10 @@ from t2s_pipeline.execution.hostile_targets import (
     postgres_target,
     sqlite_target,
 )
+from t2s_pipeline.suites import HOSTILE_SUITE
 from t2s_pipeline_tests.conftest import postgres_unreachable_reason, superuser_url
 
-SUITE = Path(__file__).resolve().parents[2] / "cases" / "hostile"
+SUITE = HOSTILE_SUITE
 SUITE_TIMEOUT_S = 0.5
 
 
@@ -40,7 +41,7 @@ class HostileRun:
 
 @pytest.fixture(scope="session")
 def hostile_attacks() -> tuple[Attack, ...]:
-    """Every attack and control in cases/hostile."""
+    """Every attack and control in the packaged hostile suite."""
     return load_suite(SUITE)
 
 

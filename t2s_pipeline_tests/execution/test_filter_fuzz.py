@@ -11,7 +11,6 @@ restated here.
 from __future__ import annotations
 
 import json
-from pathlib import Path
 
 import duckdb
 import sqlglot
@@ -22,8 +21,9 @@ from sqlglot import exp
 
 from t2s_pipeline.execution import Guard, check_statement
 from t2s_pipeline.execution.hostile import load_suite
+from t2s_pipeline.suites import HOSTILE_SUITE
 
-SUITE = Path(__file__).resolve().parents[2] / "cases" / "hostile"
+SUITE = HOSTILE_SUITE
 SEEDS = sorted({(engine, sql) for a in load_suite(SUITE) for engine, sql in a.sql.items() if sql})
 CONTROLS = [(engine, sql) for a in load_suite(SUITE) if a.expect == "allowed"
             for engine, sql in sorted(a.sql.items()) if sql]  # fmt: skip

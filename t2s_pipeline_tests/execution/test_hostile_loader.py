@@ -20,8 +20,9 @@ from t2s_pipeline.execution.hostile_suite import (
     maximum_size,
     minimum_size,
 )
+from t2s_pipeline.suites import HOSTILE_SUITE
 
-SUITE = Path(__file__).resolve().parents[2] / "cases" / "hostile"
+SUITE = HOSTILE_SUITE
 NEW_CATEGORIES = (
     "parse_divergence", "catalogue", "transaction", "trap_object", "oracle", "settings",
     "memory", "result_size", "malformed",
@@ -254,7 +255,7 @@ def test_generated_sql_rejects_bad_arguments(kind: str, size: int, engine: str) 
 
 
 def test_the_shipped_suite_has_every_class_of_the_outside_review() -> None:
-    """cases/hostile holds attacks of each new class; catalogue attacks exist for DuckDB and
+    """The packaged hostile suite holds attacks of each new class; catalogue attacks exist for DuckDB and
     PostgreSQL, whose catalogues any reader can query."""
     attacks = load_suite(SUITE)
     assert set(NEW_CATEGORIES) <= {a.category for a in attacks}

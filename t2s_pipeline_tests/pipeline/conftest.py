@@ -13,6 +13,7 @@ import yaml
 from t2s_pipeline.assets.resources import T2SSettings
 from t2s_pipeline.cases import load_cases
 from t2s_pipeline.demo.generate import build_warehouse
+from t2s_pipeline.suites import HOSTILE_SUITE
 
 REPO = Path(__file__).resolve().parents[2]
 
@@ -67,7 +68,7 @@ def project(tmp_path: Path, demo_warehouse: Path) -> Project:
         registry_dir=str(tmp_path / ".t2s" / "runs"),
         results_path=str(tmp_path / ".t2s" / "results.duckdb"),
         decisions_dir=str(tmp_path / "decisions"),
-        hostile_dir=str(REPO / "cases" / "hostile"),
+        hostile_dir=str(HOSTILE_SUITE),
         warehouse_path=str(demo_warehouse),
     )
     return Project(tmp_path, settings)
