@@ -86,6 +86,7 @@ def _rebased(path: Path, root: Path) -> Path:
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of ``t2s``; returns the process exit code."""
     args = build_parser().parse_args(argv)
+    here = os.getcwd()
     try:
         if getattr(args, "in_project", True):
             enter_project(args)
@@ -96,6 +97,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     except BrokenPipeError:  # the reader (e.g. `head`) went away: not an error of ours
         sys.stderr.close()
         return 0
+    finally:
+        os.chdir(here)  # a caller in this process (a test, a script) keeps its folder
     return code
 
 

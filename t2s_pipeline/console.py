@@ -37,6 +37,12 @@ def enable() -> None:
         logging.getLogger(name).setLevel(logging.ERROR)
 
 
+def disable() -> None:
+    """Back to silence (the loggers keep their quieter levels)."""
+    global _enabled
+    _enabled = False
+
+
 def enabled() -> bool:
     return _enabled
 

@@ -81,7 +81,7 @@ def preflight(config_path: Path) -> None:
     from t2s_pipeline.sut.replay import read_replay
 
     config = load_config(config_path)
-    _check_domain(config_path, config.cases)
+    _check_cases(config_path, config.cases)
     fixes = {
         "replay": "correct sut.file or the file it names",
         "http": "start the SUT, or correct sut.url",
@@ -89,7 +89,7 @@ def preflight(config_path: Path) -> None:
     }
     try:
         if config.sut.kind == "replay" and config.sut.file:
-            read_replay(Path(config.sut.file))
+            _check_replay_covers(config, read_replay(Path(config.sut.file))[1])
         elif config.sut.kind == "http" and config.sut.url:
             client = http_client(config, timeout_s=10.0)
             try:
@@ -103,10 +103,32 @@ def preflight(config_path: Path) -> None:
             f"{config_path}: the SUT is not ready: {str(error).rstrip('.?')}. "
             f"Fix: {fixes[config.sut.kind]}; no run was registered"
         ) from error
+    _check_database(config.cases)
 
 
-def _check_domain(config_path: Path, cases: str) -> None:
-    """The case folder loads and its database is there (a file engine's file exists)."""
+def _check_replay_covers(config: Any, predictions: dict[tuple[str, int], Any]) -> None:
+    """A replay file answers every item the run will ask, or the run is not started."""
+    from t2s_pipeline.cases import load_cases
+    from t2s_pipeline.errors import SutError
+
+    case_set = load_cases(config.cases)
+    wanted = [
+        (case.id, index)
+        for case in case_set.cases
+        for index in range(len(case.questions) if config.phrasings == "all" else 1)
+    ]
+    missing = [f"{case}#{index}" for case, index in wanted if (case, index) not in predictions]
+    if missing:
+        only_main = all(index == 0 for _, index in predictions)
+        hint = " (it holds main questions only: set phrasings: main)" if only_main else ""
+        raise SutError(
+            f"replay file {config.sut.file} has no prediction for {len(missing)} of "
+            f"{len(wanted)} items, e.g. {', '.join(missing[:3])}{hint}; record them all"
+        )
+
+
+def _check_cases(config_path: Path, cases: str) -> None:
+    """The case folder is a domain with at least one valid case."""
     from t2s_pipeline.cases import load_cases
 
     folder = Path(cases)
@@ -122,7 +144,14 @@ def _check_domain(config_path: Path, cases: str) -> None:
             f"{folder}: no valid gold case (problems: {len(case_set.problems)}). Fix: add a "
             "case file, or run `t2s cases check` to see what is wrong with them"
         )
-    domain = case_set.domain
+
+
+def _check_database(cases: str) -> None:
+    """A file engine's database file exists (a server is reached when the gold runs)."""
+    from t2s_pipeline.cases import load_cases
+
+    folder = Path(cases)
+    domain = load_cases(folder).domain
     if domain.engine == "postgres" or "{db_id}" in domain.database:
         return  # a server (reached when the gold runs) or one file per case
     database = Path(domain.database_for())
@@ -156,7 +185,12 @@ def run_command(args: argparse.Namespace) -> int:
     home = dagster_home()
     console.enable()
     console.note(f"run {args.config}: the results go to {args.results}")
-    outcome = run_config(args.config, T2SSettings(results_path=str(args.results)), rerun=args.rerun)
+    try:
+        outcome = run_config(
+            args.config, T2SSettings(results_path=str(args.results)), rerun=args.rerun
+        )
+    finally:
+        console.disable()
     if outcome.already_evaluated:
         print(
             f"run {outcome.run_id} was evaluated before with this configuration, these cases and "

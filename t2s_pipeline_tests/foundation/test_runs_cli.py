@@ -72,3 +72,22 @@ def test_run_refuses_an_empty_replay_file(
     err = capsys.readouterr().err
     assert "holds no predictions" in err and "no run was registered" in err
     assert ResultsStore(results).read("runs").empty
+
+
+def test_run_refuses_a_replay_file_that_misses_items(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A short replay file (here: one prediction) would score every other item as an agent
+    error; the run is not started, and the error says how many are missing."""
+    (tmp_path / "short.jsonl").write_text(
+        '{"case_id": "rev-card-last-month", "phrasing": 0, "sql": "SELECT 1"}\n'
+    )
+    config = tmp_path / "c.yaml"
+    config.write_text(
+        f"name: c\ncases: cases/erp\nsut:\n  kind: replay\n  file: {tmp_path / 'short.jsonl'}\n"
+    )
+    results = tmp_path / "r.duckdb"
+    assert main(["run", "--config", str(config), "--results", str(results)]) == 2
+    err = capsys.readouterr().err
+    assert "has no prediction for" in err and "set phrasings: main" in err
+    assert ResultsStore(results).read("runs").empty
