@@ -44,6 +44,29 @@ def spec_for(config: RunConfig, config_path: Path | str, sut: str | None = None)
     )
 
 
+def run_tags(spec: RunSpec) -> dict[str, str]:
+    """What a run is, as Dagster run tags (the UI's run list filters on them).
+
+    >>> from t2s_pipeline.config import RunConfig
+    >>> config = RunConfig(name="mine", labels={"model": "m-1"})
+    >>> tags = run_tags(RunSpec("mine-1", config, "configs/mine.yaml", "h", "c", "builtin:x"))
+    >>> tags["t2s/config"], tags["t2s/sut_kind"], tags["t2s/label/model"]
+    ('mine', 'builtin', 'm-1')
+    """
+    config = spec.config
+    tags = {
+        "t2s/config": config.name,
+        "t2s/config_path": spec.config_path,
+        "t2s/sut_kind": config.sut.kind,
+        "t2s/sut": spec.sut_fingerprint or "unknown",
+        "t2s/cases": config.cases,
+    }
+    for key, value in config.labels.items():
+        safe = "".join(c if c.isalnum() or c in "_-." else "_" for c in str(key))
+        tags[f"t2s/label/{safe}"] = str(value)
+    return tags
+
+
 def register(spec: RunSpec, registry: Path) -> Path:
     """Record a run (idempotent); returns the file written."""
     registry.mkdir(parents=True, exist_ok=True)

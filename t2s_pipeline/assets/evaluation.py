@@ -8,6 +8,7 @@ ceiling count comes from. All writers share one pool so one DuckDB writer runs a
 
 import asyncio
 import datetime as dt
+import warnings
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -23,11 +24,16 @@ from t2s_pipeline.casecheck import domain_schemas, evaluation_guard, find_twins
 from t2s_pipeline.cases import CaseSet
 from t2s_pipeline.execution.hostile_targets import guard_warehouse
 from t2s_pipeline.execution.records import execute_jobs, from_frame, to_frame
-from t2s_pipeline.runs import RunSpec
+from t2s_pipeline.runs import RunSpec, run_tags
 from t2s_pipeline.scoring.summary import COMPONENT_SETS
 from t2s_pipeline.sut.client import build_items
 
 POOL = "t2s_results_writer"
+# Partitioned checks (one status per run partition) are a preview feature in Dagster 1.13;
+# this project depends on them and pins the Dagster version, so the notice is noise.
+warnings.filterwarnings(
+    "ignore", message="Specifying a partitions_def on an AssetCheckSpec", category=dg.PreviewWarning
+)
 GROUP = "run"
 _METRICS = [
     "recall",
@@ -59,13 +65,20 @@ def _write(settings: T2SSettings, table: str, run_id: str, rows: list[dict[str, 
 
 
 def _partition(context: dg.AssetCheckExecutionContext, asset: str) -> str | None:
-    """The run partition a check evaluates: its run's partition, else the latest materialised."""
-    tags = context.op_execution_context.run.tags
-    if "dagster/partition" in tags:
-        return tags["dagster/partition"]
+    """The run partition a check evaluates. Checks are partitioned like the assets they
+    check, so each run partition has its own check status; ``asset`` names the checked asset
+    for the older, unpartitioned path (a check launched without a partition)."""
+    if context.has_partition_key:
+        return context.partition_key
     event = context.instance.get_latest_materialization_event(dg.AssetKey(asset))
     materialization = None if event is None else event.asset_materialization
     return None if materialization is None else materialization.partition
+
+
+def _title(spec: RunSpec) -> str:
+    """A readable title: the configuration, its SUT and its labels."""
+    labels = ", ".join(f"{k}={v}" for k, v in spec.config.labels.items())
+    return f"{spec.config.name} ({spec.config.sut.kind} {spec.sut_fingerprint}){': ' + labels if labels else ''}"
 
 
 def _progress(context: dg.AssetExecutionContext, what: str) -> ev.Progress:
@@ -99,6 +112,8 @@ def items(context: dg.AssetExecutionContext, settings: T2SSettings) -> dg.Materi
             "dagster/row_count": n,
             "n_cases": len(case_set.cases),
             "n_twin_cases": sum(1 for t in twins.values() if t),
+            "title": _title(spec),
+            **{f"run/{k.removeprefix('t2s/')}": v for k, v in run_tags(spec).items()},
         }
     )
 
@@ -180,6 +195,7 @@ def gold_results(context: dg.AssetExecutionContext, settings: T2SSettings) -> dg
 
 
 @dg.asset_check(
+    partitions_def=eval_run_partitions,
     asset="sut_responses",
     blocking=True,
     description="Leave-one-out held: under isolate, no item is not_isolated (SPEC 4).",
@@ -222,7 +238,11 @@ def isolation(context: dg.AssetCheckExecutionContext, settings: T2SSettings) -> 
     )
 
 
-@dg.asset_check(asset=gold_results, description="Every gold query executes (gold_failed = 0).")
+@dg.asset_check(
+    partitions_def=eval_run_partitions,
+    asset=gold_results,
+    description="Every gold query executes (gold_failed = 0).",
+)
 def gold_executes(
     context: dg.AssetCheckExecutionContext, settings: T2SSettings
 ) -> dg.AssetCheckResult:
@@ -353,7 +373,10 @@ def output_scores(context: dg.AssetExecutionContext, settings: T2SSettings) -> d
 
 
 @dg.asset_check(
-    asset=output_scores, blocking=True, description="Scorer self-test: no scorer_fault."
+    partitions_def=eval_run_partitions,
+    asset=output_scores,
+    blocking=True,
+    description="Scorer self-test: no scorer_fault.",
 )
 def scorer_self_test(
     context: dg.AssetCheckExecutionContext, settings: T2SSettings
@@ -422,7 +445,11 @@ def run_summary(context: dg.AssetExecutionContext, settings: T2SSettings) -> dg.
     )
 
 
-@dg.asset_check(asset=run_summary, description="Ceilings are counted; warns when any occurred.")
+@dg.asset_check(
+    partitions_def=eval_run_partitions,
+    asset=run_summary,
+    description="Ceilings are counted; warns when any occurred.",
+)
 def ceilings(context: dg.AssetCheckExecutionContext, settings: T2SSettings) -> dg.AssetCheckResult:
     run_id = _partition(context, "run_summary")
     summary = ev.summarise_run(settings.store(), run_id) if run_id else None
@@ -436,7 +463,9 @@ def ceilings(context: dg.AssetCheckExecutionContext, settings: T2SSettings) -> d
 
 
 @dg.asset_check(
-    asset=run_summary, description="No unaccepted regression against the previous comparable run."
+    partitions_def=eval_run_partitions,
+    asset=run_summary,
+    description="No unaccepted regression against the previous comparable run.",
 )
 def regression(
     context: dg.AssetCheckExecutionContext, settings: T2SSettings
@@ -479,7 +508,10 @@ def run_comparisons(
 
 
 @dg.asset_check(
-    asset=candidate_results, blocking=True, description="The hostile suite is fully refused."
+    partitions_def=eval_run_partitions,
+    asset=candidate_results,
+    blocking=True,
+    description="The hostile suite is fully refused.",
 )
 def guardrails(
     context: dg.AssetCheckExecutionContext, settings: T2SSettings

@@ -12,7 +12,7 @@ from t2s_pipeline.assets.judge import JUDGE_ASSETS
 from t2s_pipeline.assets.partitions import EVAL_RUN
 from t2s_pipeline.assets.resources import T2SSettings
 from t2s_pipeline.config import load_config
-from t2s_pipeline.runs import register, spec_for
+from t2s_pipeline.runs import register, run_tags, spec_for
 
 # Dagster's step-by-step DEBUG events drown the progress lines on a terminal.
 QUIET = {"loggers": {"console": {"config": {"log_level": "INFO"}}}}
@@ -74,7 +74,7 @@ def run_config(
         instance=instance,
         resources=resources,
         raise_on_error=False,
-        tags={"t2s/config": str(config_path)},
+        tags={**run_tags(spec), "t2s/trigger": "t2s run"},
         run_config=quiet,
     )
     if result.success:

@@ -11,7 +11,7 @@ from t2s_pipeline.assets.resources import T2SSettings
 from t2s_pipeline.cases import load_cases
 from t2s_pipeline.config import RunConfig, load_config
 from t2s_pipeline.errors import T2SError
-from t2s_pipeline.runs import RunSpec, register, spec_for
+from t2s_pipeline.runs import RunSpec, register, run_tags, spec_for
 
 EVAL_JOB = "eval_job"
 
@@ -39,8 +39,12 @@ def _requests(
         register(spec, Path(settings.registry_dir))
     return dg.SensorResult(
         run_requests=[
-            dg.RunRequest(run_key=run_id, partition_key=run_id, tags={"t2s/trigger": why})
-            for run_id in unique
+            dg.RunRequest(
+                run_key=run_id,
+                partition_key=run_id,
+                tags={**run_tags(spec), "t2s/trigger": why},
+            )
+            for run_id, spec in unique.items()
         ],
         dynamic_partitions_requests=[dg.AddDynamicPartitionsRequest(EVAL_RUN, list(unique))],
     )

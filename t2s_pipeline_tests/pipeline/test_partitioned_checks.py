@@ -1,0 +1,63 @@
+"""Each run partition has its own check status: a later run that passes does not hide an
+earlier run's failure (SPEC 13)."""
+
+from __future__ import annotations
+
+import dagster as dg
+
+from t2s_pipeline.assets.evaluation import FAST_CHECKS
+from t2s_pipeline.assets.launch import run_config
+from t2s_pipeline_tests.sut import foreign_service
+
+from .conftest import Project
+
+
+def _statuses(instance: dg.DagsterInstance, asset: str, check: str) -> dict[str, str]:
+    key = dg.AssetCheckKey(dg.AssetKey(asset), check)
+    infos = instance.event_log_storage.get_asset_check_partition_info([key])
+    return {str(i.partition_key): i.latest_execution_status.value for i in infos}
+
+
+def test_a_failed_check_stays_failed_on_its_own_partition(
+    project: Project, instance: dg.DagsterInstance
+) -> None:
+    foreign_service.ANSWERS.clear()
+    callable_ = "t2s_pipeline_tests.sut.foreign_service:answer_async"
+    leaky = project.config("leaky", sut={"kind": "python", "callable": callable_})
+    honest = project.config(
+        "honest", sut={"kind": "python", "callable": callable_, "supports_exclusions": True}
+    )
+    first = run_config(leaky, project.settings, instance, checks=FAST_CHECKS)
+    second = run_config(honest, project.settings, instance, checks=FAST_CHECKS)
+    assert not first.success and second.success
+    assert any(f.startswith("isolation") for f in first.failed_checks)
+    statuses = _statuses(instance, "sut_responses", "isolation")
+    assert statuses[first.run_id] == "FAILED"
+    assert statuses[second.run_id] == "SUCCEEDED"
+    # Every check has a status on each partition it evaluated (not one latest status).
+    for asset, check in (
+        ("gold_results", "gold_executes"),
+        ("output_scores", "scorer_self_test"),
+        ("run_summary", "ceilings"),
+        ("run_summary", "regression"),
+    ):
+        assert second.run_id in _statuses(instance, asset, check), check
+    assert _statuses(instance, "gold_results", "gold_executes")[second.run_id] == "SUCCEEDED"
+
+
+def test_a_run_says_which_configuration_and_sut_it_evaluated(
+    project: Project, instance: dg.DagsterInstance
+) -> None:
+    sut = {"kind": "python", "callable": "t2s_pipeline_tests.sut.foreign_service:answer_async"}
+    config = project.config("tagged", sut=sut, labels={"model": "m-7", "prompt_version": "p3"})
+    outcome = run_config(config, project.settings, instance, checks=[])
+    runs = [r for r in instance.get_runs() if r.tags.get("dagster/partition") == outcome.run_id]
+    assert runs
+    tags = runs[0].tags
+    assert tags["t2s/config"] == "tagged" and tags["t2s/sut_kind"] == "python"
+    assert tags["t2s/sut"].startswith("python:") and tags["t2s/label/model"] == "m-7"
+    event = instance.get_latest_materialization_event(dg.AssetKey("items"))
+    assert event is not None and event.asset_materialization is not None
+    metadata = event.asset_materialization.metadata
+    assert "tagged (python python:" in metadata["title"].value
+    assert metadata["run/label/prompt_version"].value == "p3"
