@@ -437,9 +437,9 @@ def run_summary(context: dg.AssetExecutionContext, settings: T2SSettings) -> dg.
     summary = ev.summarise_run(settings.store(), spec.run_id)
     ev.record_run_end(settings.store(), spec, summary)
     return dg.MaterializeResult(
-        metadata={
-            **summary.metadata(),
+        metadata={  # the readable summary first, then the plotted headline figures
             "summary": dg.MetadataValue.md(summary.to_markdown()),
+            **summary.metadata(),
             "dagster/row_count": summary.n_items,
         }
     )

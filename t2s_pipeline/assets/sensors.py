@@ -28,13 +28,25 @@ def _active_configs(folder: Path, log: logging.Logger | None) -> dict[Path, RunC
     return configs
 
 
+def latest_case_hashes(registry: Path) -> dict[str, str]:
+    """The gold case set hash of each configuration's most recently registered run."""
+    latest: dict[str, str] = {}
+    for path in sorted(registry.glob("*.json"), key=lambda p: p.stat().st_mtime_ns):
+        try:
+            data = json.loads(path.read_text(encoding="utf-8"))
+            latest[str(data["config"]["name"])] = str(data["case_set_hash"])
+        except (OSError, ValueError, KeyError, TypeError):
+            continue  # a damaged registry file names no run to compare with
+    return latest
+
+
 def _requests(
     context: dg.SensorEvaluationContext, specs: list[RunSpec], settings: T2SSettings, why: str
 ) -> dg.SensorResult | dg.SkipReason:
     new = [s for s in specs if not context.instance.has_dynamic_partition(EVAL_RUN, s.run_id)]
     unique = {s.run_id: s for s in new}
     if not unique:
-        return dg.SkipReason(f"{why}: no new run")
+        return dg.SkipReason(f"{why}, but each resulting run exists already: nothing to run")
     for spec in unique.values():
         register(spec, Path(settings.registry_dir))
     return dg.SensorResult(
@@ -74,17 +86,21 @@ def build_sensors(settings: T2SSettings) -> list[dg.SensorDefinition]:
         default_status=dg.DefaultSensorStatus.STOPPED,
     )
     def gold_case_sensor(context: dg.SensorEvaluationContext) -> dg.SensorResult | dg.SkipReason:
-        """A changed gold case set gives every active configuration a new run."""
-        known: dict[str, str] = json.loads(context.cursor) if context.cursor else {}
+        """A configuration whose latest run used another gold case set than its folder holds
+        now gets a new run: cases edited or added while the sensor was off count too."""
         configs = _active_configs(Path(settings.configs_dir), context.log)
+        used = latest_case_hashes(Path(settings.registry_dir))
         hashes = {c.cases: load_cases(c.cases).content_hash for c in configs.values()}
-        if not known:
-            context.update_cursor(json.dumps(hashes))
-            return dg.SkipReason("recorded the current case sets")
-        changed = {folder for folder, h in hashes.items() if known.get(folder) != h}
-        specs = [spec_for(c, p) for p, c in configs.items() if c.cases in changed]
-        result = _requests(context, specs, settings, "gold cases changed")
-        context.update_cursor(json.dumps(hashes))
-        return result
+        stale = {
+            path: config
+            for path, config in configs.items()
+            if config.name in used and used[config.name] != hashes[config.cases]
+        }
+        if not stale:
+            return dg.SkipReason(
+                "nothing changed: every configuration's latest run used the current gold cases"
+            )
+        specs = [spec_for(config, path) for path, config in stale.items()]
+        return _requests(context, specs, settings, "gold cases changed")
 
     return [config_sensor, gold_case_sensor]

@@ -83,15 +83,25 @@ class RunSummary:
         }
 
     def metadata(self) -> dict[str, float | int]:
-        """Flat numeric metadata, so the UI can plot each figure across runs."""
+        """The headline figures as flat numeric metadata, so the UI plots each across runs:
+        each family's means with ``/ci_low`` and ``/ci_high``, EX per band, the ceilings that
+        occurred (a zero is not plotted), robustness. The n of every mean is in the markdown
+        summary; EX's n is plotted too (``exact/ex/n``)."""
         out: dict[str, float | int] = {"n_items": self.n_items, "n_cases": self.n_cases}
         for family, metrics in self.families.items():
             for metric, mean in metrics.items():
-                if mean.mean is not None:
-                    out[f"{family}/{metric}"] = round(mean.mean, 6)
-                out[f"{family}/{metric}/n"] = mean.n
+                if mean.mean is None:
+                    continue
+                out[f"{family}/{metric}"] = round(mean.mean, 6)
+                if mean.ci is not None:
+                    out[f"{family}/{metric}/ci_low"] = round(mean.ci[0], 6)
+                    out[f"{family}/{metric}/ci_high"] = round(mean.ci[1], 6)
+        ex = self.families.get("exact", {}).get("ex")
+        if ex is not None:
+            out["exact/ex/n"] = ex.n
         for name, count in self.ceilings.items():
-            out[f"ceiling/{name}"] = count
+            if count:
+                out[f"ceiling/{name}"] = count
         for band, mean in self.ex_by_difficulty.items():
             if mean.mean is not None:
                 out[f"ex_by_difficulty/{band}"] = round(mean.mean, 6)

@@ -73,3 +73,30 @@ def test_changed_gold_cases_rerun_active_configs(
     assert len(rerun) == 2
     assert not set(rerun) & set(registered)
     assert {r.split("-")[0] for r in rerun} == {"one", "two"}
+    idle, _ = _tick(project, "gold_case_sensor", instance, None)
+    assert idle == []
+
+
+def test_a_case_added_while_the_sensor_was_off_still_triggers_runs(
+    project: Project, instance: dg.DagsterInstance
+) -> None:
+    """The comparison is with the case set each configuration's latest run used, not with a
+    cursor the sensor wrote on its first tick."""
+    project.config("one")
+    registered, _ = _tick(project, "config_sensor", instance, None)
+    source = Path(project.settings.cases_dir) / "cancelled-orders-count.yaml"
+    added = source.with_name("cancelled-orders-count-copy.yaml")
+    added.write_text(
+        source.read_text().replace("id: cancelled-orders-count", "id: cancelled-orders-count-copy")
+    )
+    defs = build_definitions(project.settings)
+    context = dg.build_sensor_context(instance=instance, definitions=defs)
+    result = defs.get_sensor_def("gold_case_sensor")(context)
+    assert isinstance(result, dg.SensorResult)
+    keys = [r.partition_key for r in result.run_requests or []]
+    assert len(keys) == 1 and keys[0].startswith("one-") and keys[0] not in registered
+    assert result.run_requests[0].tags["t2s/config"] == "one"
+    skip = defs.get_sensor_def("gold_case_sensor")(
+        dg.build_sensor_context(instance=instance, definitions=defs)
+    )
+    assert isinstance(skip, dg.SkipReason) and "nothing changed" in str(skip.skip_message)
