@@ -8,8 +8,9 @@ ceiling count comes from. All writers share one pool so one DuckDB writer runs a
 
 import asyncio
 import datetime as dt
+import json
 import warnings
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
 
 import dagster as dg
@@ -369,7 +370,38 @@ def output_scores(context: dg.AssetExecutionContext, settings: T2SSettings) -> d
     return dg.MaterializeResult(
         metadata=ev.family_metadata(rows, ["columns_recall", "cells_recall"])
         | {f"ceiling/{k}": v for k, v in ceilings.items()}
+        | {"ceiling_items": _ceiling_table(rows, spec.run_id)}
     )
+
+
+CEILING_TABLE_ROWS = 1000
+
+
+def _ceiling_table(rows: Sequence[Mapping[str, object]], run_id: str) -> dg.MetadataValue:
+    """The items behind every ceiling count, so a count's lineage ends at its items: one row
+    per (ceiling, item) with the command that shows the item's stored rows."""
+    records = [
+        dg.TableRecord(
+            {
+                "ceiling": ceiling,
+                "item_id": str(row["item_id"]),
+                "candidate_status": str(row.get("candidate_status") or ""),
+                "show": f"t2s show {run_id} --item {row['item_id']}",
+            }
+        )
+        for row in rows
+        for ceiling in json.loads(str(row["ceilings_json"]))
+    ]
+    records.sort(key=lambda r: (r.data["ceiling"], r.data["item_id"]))
+    schema = dg.TableSchema(
+        columns=[
+            dg.TableColumn("ceiling", "string", description="the ceiling (SPEC 10)"),
+            dg.TableColumn("item_id", "string"),
+            dg.TableColumn("candidate_status", "string"),
+            dg.TableColumn("show", "string", description="the item's gold and candidate rows"),
+        ]
+    )
+    return dg.MetadataValue.table(records[:CEILING_TABLE_ROWS], schema=schema)
 
 
 @dg.asset_check(

@@ -7,6 +7,7 @@ import dagster as dg
 
 from t2s_pipeline.assets.evaluation import FAST_CHECKS
 from t2s_pipeline.assets.launch import run_config
+from t2s_pipeline.cases import load_cases
 from t2s_pipeline_tests.sut import foreign_service
 
 from .conftest import Project
@@ -61,3 +62,23 @@ def test_a_run_says_which_configuration_and_sut_it_evaluated(
     metadata = event.asset_materialization.metadata
     assert "tagged (python python:" in metadata["title"].value
     assert metadata["run/label/prompt_version"].value == "p3"
+
+
+def test_a_ceiling_count_leads_to_its_items(project: Project, instance: dg.DagsterInstance) -> None:
+    foreign_service.ANSWERS.clear()
+    foreign_service.ANSWERS.update(
+        {case.question: case.gold_sql for case in load_cases(project.settings.cases_dir).cases[:5]}
+    )
+    sut = {"kind": "python", "callable": "t2s_pipeline_tests.sut.foreign_service:answer_async"}
+    outcome = run_config(
+        project.config("ceilinged", sut=sut), project.settings, instance, checks=[]
+    )
+    event = instance.get_latest_materialization_event(dg.AssetKey("output_scores"))
+    assert event is not None and event.asset_materialization is not None
+    metadata = event.asset_materialization.metadata
+    refused = metadata["ceiling/refused"].value
+    assert refused == project.n_cases - 5
+    table = metadata["ceiling_items"].value
+    rows = [r.data for r in table.records if r.data["ceiling"] == "refused"]
+    assert len(rows) == refused
+    assert rows[0]["show"] == f"t2s show {outcome.run_id} --item {rows[0]['item_id']}"
