@@ -480,17 +480,31 @@ def run_summary(context: dg.AssetExecutionContext, settings: T2SSettings) -> dg.
 @dg.asset_check(
     partitions_def=eval_run_partitions,
     asset=run_summary,
-    description="Ceilings are counted; warns when any occurred.",
+    description="Ceilings are counted; warns when one rose against the previous run or covers "
+    "more than the configured share of items.",
 )
 def ceilings(context: dg.AssetCheckExecutionContext, settings: T2SSettings) -> dg.AssetCheckResult:
+    """Warn on what needs a look, not on a run's normal state: a ceiling whose count rose
+    against the previous comparable run, or that covers more than ``ceiling_warn_share`` of
+    the items. Every count is in the metadata either way."""
     run_id = _partition(context, "run_summary")
-    summary = ev.summarise_run(settings.store(), run_id) if run_id else None
+    store = settings.store()
+    summary = ev.summarise_run(store, run_id) if run_id else None
     counts = {} if summary is None else summary.ceilings
-    present = {k: v for k, v in counts.items() if v}
+    n_items = 0 if summary is None else summary.n_items
+    previous = ev.previous_run(store, run_id) if run_id else None
+    before = ev.summarise_run(store, previous).ceilings if previous else {}
+    share = settings.ceiling_warn_share
+    over = sorted(k for k, v in counts.items() if n_items and v / n_items > share)
+    rose = sorted(k for k, v in counts.items() if previous and v > before.get(k, 0))
+    reasons = [f"{k} rose {before.get(k, 0)} -> {counts[k]} against {previous}" for k in rose]
+    reasons += [f"{k} covers {counts[k]} of {n_items} items (over {share:.0%})" for k in over]
     return dg.AssetCheckResult(
-        passed=not present,
+        passed=not reasons,
         severity=dg.AssetCheckSeverity.WARN,
-        metadata={"run_id": run_id or ""} | {f"ceiling/{k}": v for k, v in counts.items()},
+        description="; ".join(reasons) or None,
+        metadata={"run_id": run_id or "", "previous_run": previous or "none"}
+        | {f"ceiling/{k}": v for k, v in counts.items()},
     )
 
 

@@ -22,6 +22,8 @@ class T2SSettings(dg.ConfigurableResource):  # type: ignore[type-arg]
     decisions_dir: str = "decisions"
     hostile_dir: str = str(HOSTILE_SUITE)
     warehouse_path: str = ".t2s/warehouse.duckdb"
+    ceiling_warn_share: float = 0.10
+    """The ceilings check warns when one ceiling covers more than this share of a run's items."""
 
     def case_set(self, folder: str | None = None) -> CaseSet:
         return load_cases(Path(folder or self.cases_dir))

@@ -82,3 +82,45 @@ def test_a_ceiling_count_leads_to_its_items(project: Project, instance: dg.Dagst
     rows = [r.data for r in table.records if r.data["ceiling"] == "refused"]
     assert len(rows) == refused
     assert rows[0]["show"] == f"t2s show {outcome.run_id} --item {rows[0]['item_id']}"
+
+
+def _check(instance: dg.DagsterInstance, partition: str, name: str) -> dg.AssetCheckEvaluation:
+    run = next(r for r in instance.get_runs() if r.tags.get("dagster/partition") == partition)
+    records = instance.get_records_for_run(run_id=run.run_id).records
+    for record in records:
+        event = record.event_log_entry.dagster_event
+        if event is not None and event.event_type_value == "ASSET_CHECK_EVALUATION":
+            data = event.event_specific_data
+            if isinstance(data, dg.AssetCheckEvaluation) and data.check_name == name:
+                return data
+    raise AssertionError(f"no evaluation of {name}")
+
+
+def test_the_ceilings_check_warns_on_a_rise_not_on_a_normal_run(
+    project: Project, instance: dg.DagsterInstance
+) -> None:
+    from t2s_pipeline.assets.evaluation import ceilings
+
+    cases = load_cases(project.settings.cases_dir).cases
+    foreign_service.ANSWERS.clear()
+    foreign_service.ANSWERS.update({case.question: case.gold_sql for case in cases})
+    sut = {
+        "kind": "python",
+        "callable": "t2s_pipeline_tests.sut.foreign_service:answer_async",
+        "retrieve": "t2s_pipeline_tests.sut.foreign_service:retrieve",
+        "supports_exclusions": True,
+    }
+    outcome = run_config(
+        project.config("all-answered", sut=sut), project.settings, instance, checks=[ceilings]
+    )
+    first = _check(instance, outcome.run_id, "ceilings")
+    assert first.passed, first.description
+    for case in cases[:20]:
+        del foreign_service.ANSWERS[case.question]
+    outcome = run_config(
+        project.config("some-refused", sut=sut), project.settings, instance, checks=[ceilings]
+    )
+    second = _check(instance, outcome.run_id, "ceilings")
+    assert not second.passed and second.severity == dg.AssetCheckSeverity.WARN
+    assert second.description is not None and "refused rose 0 -> 20" in second.description
+    assert "covers 20 of" in second.description  # 20 of 127 items is over the 10% share

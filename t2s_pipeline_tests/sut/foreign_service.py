@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
-from t2s_pipeline.sut.contract import AskRequest, AskResponse
+from t2s_pipeline.sut.contract import AskRequest, AskResponse, RetrieveRequest, RetrieveResponse
 
 API_KEY_HEADER = "X-Api-Key"
 
@@ -144,6 +144,11 @@ async def answer_async(request: AskRequest) -> AskResponse:
     SEEN.append(request)
     sql = ANSWERS.get(request.question)
     return AskResponse(sql=sql, refused=sql is None)
+
+
+def retrieve(request: RetrieveRequest) -> RetrieveResponse:
+    """The in-process probe: this service retrieves nothing, and says so."""
+    return RetrieveResponse(tables=(), examples=())
 
 
 def broken(request: AskRequest) -> AskResponse:
