@@ -110,14 +110,10 @@ def _check_replay_covers(config: Any, predictions: dict[tuple[str, int], Any]) -
     """A replay file answers every item the run will ask, or the run is not started."""
     from t2s_pipeline.cases import load_cases
     from t2s_pipeline.errors import SutError
+    from t2s_pipeline.sut.client import build_items
 
-    case_set = load_cases(config.cases)
-    wanted = [
-        (case.id, index)
-        for case in case_set.cases
-        for index in range(len(case.questions) if config.phrasings == "all" else 1)
-    ]
-    missing = [f"{case}#{index}" for case, index in wanted if (case, index) not in predictions]
+    wanted = build_items(load_cases(config.cases), {}, config.phrasings, isolate=False)
+    missing = [i.item_id for i in wanted if (i.case_id, i.phrasing) not in predictions]
     if missing:
         only_main = all(index == 0 for _, index in predictions)
         hint = " (it holds main questions only: set phrasings: main)" if only_main else ""

@@ -7,10 +7,13 @@ recorded error class with status, message, attempts and latency. Nothing is drop
 
 from __future__ import annotations
 
+import asyncio
 import re
 from abc import ABC, abstractmethod
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Awaitable, Callable, Mapping, Sequence
+from contextlib import AbstractAsyncContextManager, nullcontext
 from dataclasses import dataclass
+from typing import Any
 
 from t2s_pipeline.cases import CaseSet
 from t2s_pipeline.errors import SutError
@@ -109,6 +112,38 @@ class SutClient(ABC):
 
     def __exit__(self, *exc: object) -> None:
         self.close()
+
+
+async def in_lanes(
+    items: Sequence[Item],
+    concurrency: int,
+    ask: Callable[[Any, Item], Awaitable[ItemOutcome]],
+    progress: Progress | None = None,
+    lane_resource: Callable[[], AbstractAsyncContextManager[Any]] = nullcontext,
+) -> list[ItemOutcome]:
+    """Ask every item over ``concurrency`` lanes; order kept, nothing dropped.
+
+    Each lane holds one ``lane_resource`` (an HTTP connection; nothing for an in-process SUT)
+    and takes the next item when it is free, which bounds the requests in flight;
+    ``ask(resource, item)`` answers one item.
+    """
+    outcomes: list[ItemOutcome | None] = [None] * len(items)
+    queue = iter(enumerate(items))  # shared by the lanes; next() never awaits
+    done = 0
+
+    async def lane() -> None:
+        nonlocal done
+        async with lane_resource() as resource:
+            for index, item in queue:
+                outcomes[index] = await ask(resource, item)
+                done += 1
+                if progress is not None:
+                    progress(done, len(items))
+
+    await asyncio.gather(*(lane() for _ in range(min(concurrency, len(items)))))
+    finished = [outcome for outcome in outcomes if outcome is not None]
+    assert len(finished) == len(items)  # every lane ran to the end, or gather raised
+    return finished
 
 
 def check_run_id(run_id: str) -> None:

@@ -20,7 +20,14 @@ import httpx
 from pydantic import BaseModel
 
 from t2s_pipeline.errors import SutError
-from t2s_pipeline.sut.client import Item, ItemOutcome, Progress, SutClient, check_run_id
+from t2s_pipeline.sut.client import (
+    Item,
+    ItemOutcome,
+    Progress,
+    SutClient,
+    check_run_id,
+    in_lanes,
+)
 from t2s_pipeline.sut.contract import (
     AskRequest,
     AskResponse,
@@ -132,23 +139,13 @@ class HttpSutClient(SutClient):
         made the client, not the SUT, the bottleneck at concurrency 16.
         """
         check_run_id(run_id)
-        outcomes: list[ItemOutcome | None] = [None] * len(items)
-        queue = iter(enumerate(items))  # shared by the lanes; next() never awaits
-        done = 0
-
-        async def lane() -> None:
-            nonlocal done
-            async with self._async_client() as http:
-                for index, item in queue:
-                    outcomes[index] = await self._item(http, item, run_id)
-                    done += 1
-                    if progress is not None:
-                        progress(done, len(items))
-
-        await asyncio.gather(*(lane() for _ in range(min(self.settings.concurrency, len(items)))))
-        finished = [outcome for outcome in outcomes if outcome is not None]
-        assert len(finished) == len(items)  # every lane ran to the end, or gather raised
-        return finished
+        return await in_lanes(
+            items,
+            self.settings.concurrency,
+            lambda http, item: self._item(http, item, run_id),
+            progress,
+            self._async_client,
+        )
 
     def _async_client(self) -> httpx.AsyncClient:
         return httpx.AsyncClient(

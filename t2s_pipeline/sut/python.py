@@ -32,7 +32,14 @@ from typing import Any, TypeVar
 from pydantic import BaseModel
 
 from t2s_pipeline.errors import SutError
-from t2s_pipeline.sut.client import Item, ItemOutcome, Progress, SutClient, check_run_id
+from t2s_pipeline.sut.client import (
+    Item,
+    ItemOutcome,
+    Progress,
+    SutClient,
+    check_run_id,
+    in_lanes,
+)
 from t2s_pipeline.sut.contract import (
     AskRequest,
     AskResponse,
@@ -143,20 +150,9 @@ class PythonSutClient(SutClient):
     ) -> list[ItemOutcome]:
         """Call the function for every item over ``concurrency`` lanes; order kept."""
         check_run_id(run_id)
-        outcomes: list[ItemOutcome | None] = [None] * len(items)
-        queue = iter(enumerate(items))
-        done = 0
-
-        async def lane() -> None:
-            nonlocal done
-            for index, item in queue:
-                outcomes[index] = await self._item(item, run_id)
-                done += 1
-                if progress is not None:
-                    progress(done, len(items))
-
-        await asyncio.gather(*(lane() for _ in range(min(self.settings.concurrency, len(items)))))
-        return [outcome for outcome in outcomes if outcome is not None]
+        return await in_lanes(
+            items, self.settings.concurrency, lambda _, item: self._item(item, run_id), progress
+        )
 
     async def _item(self, item: Item, run_id: str) -> ItemOutcome:
         request = AskRequest(
