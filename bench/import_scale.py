@@ -26,7 +26,7 @@ from t2s_pipeline.assets.launch import run_config
 from t2s_pipeline.assets.resources import T2SSettings
 from t2s_pipeline.benchmarks.imports import import_spider
 from t2s_pipeline.benchmarks.predictions import convert_predictions, write_replay_config
-from t2s_pipeline.evaluation import summarise_run
+from t2s_pipeline.run.summary import summarise_run
 from t2s_pipeline.suites import HOSTILE_SUITE
 
 REPO = Path(__file__).resolve().parents[1]
@@ -178,7 +178,7 @@ def main() -> None:
             cases_dir=str(cases),
             configs_dir=str(config.parent),
             registry_dir=str(root / "runs"),
-            results_path=str(root / "results.duckdb"),
+            results_path=str(root / "results"),
             decisions_dir=str(root / "decisions"),
             hostile_dir=str(HOSTILE_SUITE),
         )

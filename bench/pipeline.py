@@ -87,7 +87,7 @@ def main() -> None:
             cases_dir=str(cases),
             configs_dir=str(config.parent),
             registry_dir=str(root / "runs"),
-            results_path=str(root / "results.duckdb"),
+            results_path=str(root / "results"),
             hostile_dir=str(HOSTILE_SUITE),
             warehouse_path=str(warehouse),
         )

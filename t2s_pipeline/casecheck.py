@@ -6,20 +6,17 @@ can tell. Gold queries run through the guarded executor like every other query.
 
 from __future__ import annotations
 
-import sqlite3
-from collections.abc import Callable, Iterator, Sequence
-from contextlib import closing, contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
 
 from t2s_pipeline.cases import Case, CaseProblem, CaseSet, Domain, expected_block, write_expected
-from t2s_pipeline.errors import ExecutionError, SqlAnalysisError
+from t2s_pipeline.config import ScorerSettings
+from t2s_pipeline.demo.generate import read_snapshot_hash
 from t2s_pipeline.execution import Guard, QueryOutcome, open_executor
-from t2s_pipeline.sql.canonical import canonical_form
-from t2s_pipeline.sql.schema import Schema, read_schema
-
-Progress = Callable[[str], None]
+from t2s_pipeline.execution.records import from_outcome
+from t2s_pipeline.progress import Note
+from t2s_pipeline.scoring.item import gold_drift
+from t2s_pipeline.sql.canonical import find_twins
 
 
 @dataclass
@@ -36,107 +33,16 @@ class CheckReport:
         return not self.problems and self.snapshot_mismatch is None
 
 
-def evaluation_guard(domain: Domain, eval_row_cap: int | None = 100_000) -> Guard:
-    """The guard every harness query of a domain runs under (no serving LIMIT)."""
-    return Guard(
-        allowed_schemas=domain.allowed_schemas,
-        dialect=domain.dialect,
-        row_limit=None,
-        eval_row_cap=eval_row_cap,
-    )
-
-
-@contextmanager
-def catalog_connection(target: str, engine: str) -> Iterator[Any]:
-    """A read-only connection used only to read the catalogue (never to run case SQL).
-
-    Raises ExecutionError, naming the database (password masked) and the fix, when it cannot
-    be opened.
-    """
-    if engine != "postgres" and not Path(target).exists():
-        raise ExecutionError(f"database {target} does not exist; build it with `t2s demo build`")
-    try:
-        conn = _open_catalog(target, engine)
-    except Exception as error:  # each driver has its own errors; all mean "cannot open it"
-        from t2s_pipeline.execution.postgres_engine import connect_error, mask_password
-
-        if engine == "postgres":
-            shown, fix = (
-                mask_password(target),
-                (
-                    "check the URL (postgresql://user:password@host:port/database) and that the "
-                    "server is running"
-                ),
-            )
-        else:
-            shown, fix = target, f"give a {engine} database file (`t2s demo build` makes one)"
-        raise ExecutionError(
-            f"cannot open {shown}: {connect_error(target, error)}. Fix: {fix}"
-        ) from error
-    with closing(conn):
-        yield conn
-
-
-def _open_catalog(target: str, engine: str) -> Any:
-    if engine == "postgres":
-        import psycopg2
-
-        conn = psycopg2.connect(target)
-        conn.set_session(readonly=True)
-        return conn
-    if engine == "sqlite":
-        return sqlite3.connect(f"file:{target}?mode=ro", uri=True)
-    import duckdb
-
-    return duckdb.connect(target, read_only=True)
-
-
-def live_schema(target: str, engine: str, schemas: Sequence[str] | None = None) -> Schema:
-    """The live schema of a database (only ``schemas`` when given)."""
-    with catalog_connection(target, engine) as conn:
-        return read_schema(conn, engine, None if schemas is None else list(schemas))
-
-
-def domain_schema(domain: Domain, case: Case | None = None) -> Schema:
-    """The live schema of the domain's allowlisted schemas."""
-    return live_schema(domain.database_for(case), domain.engine, domain.allowed_schemas)
-
-
-def domain_schemas(cases: Sequence[Case], domain: Domain) -> dict[str | None, Schema]:
-    """The live schema of each database the cases use, read once per database."""
-    first_case: dict[str | None, Case] = {}
-    for case in cases:
-        first_case.setdefault(case.db_id, case)
-    return {db_id: domain_schema(domain, case) for db_id, case in first_case.items()}
-
-
-def find_twins(cases: tuple[Case, ...], domain: Domain) -> dict[str, frozenset[str]]:
-    """Map each case id to the ids of its twins (same canonical gold query), itself excluded.
-
-    Cases whose gold SQL cannot be canonicalised have no twins.
-    """
-    schemas = domain_schemas(cases, domain)
-    groups: dict[tuple[str | None, str], set[str]] = {}
-    for case in cases:
-        try:
-            canonical = canonical_form(case.gold_sql, domain.dialect, schemas[case.db_id])
-        except SqlAnalysisError:
-            continue
-        groups.setdefault((case.db_id, canonical), set()).add(case.id)
-    twins: dict[str, frozenset[str]] = {case.id: frozenset() for case in cases}
-    for members in groups.values():
-        for member in members:
-            twins[member] = frozenset(members - {member})
-    return twins
-
-
 def run_gold(domain: Domain, case: Case, eval_row_cap: int | None = 100_000) -> QueryOutcome:
     """Run one case's gold SQL through the guarded executor."""
-    with open_executor(domain.database_for(case), evaluation_guard(domain, eval_row_cap)) as ex:
+    with open_executor(
+        domain.database_for(case),
+        Guard.for_evaluation(domain.allowed_schemas, domain.dialect, eval_row_cap),
+    ) as ex:
         return ex.run(case.gold_sql)
 
 
-def check_case_set(case_set: CaseSet, progress: Progress | None = None) -> CheckReport:
+def check_case_set(case_set: CaseSet, progress: Note | None = None) -> CheckReport:
     """Validate files, run every gold query read-only, report twins and snapshot drift."""
     say = progress or (lambda _m: None)
     report = CheckReport(case_set, problems=list(case_set.problems))
@@ -155,7 +61,7 @@ def check_case_set(case_set: CaseSet, progress: Progress | None = None) -> Check
     return report
 
 
-def freeze_case_set(case_set: CaseSet, progress: Progress | None = None) -> list[CaseProblem]:
+def freeze_case_set(case_set: CaseSet, progress: Note | None = None) -> list[CaseProblem]:
     """Write each case's live gold result into its file as ``expected_result``."""
     say = progress or (lambda _m: None)
     problems: list[CaseProblem] = []
@@ -189,10 +95,6 @@ def _refusal_fix(reason: str) -> str:
 
 def _drift_problem(case: Case, outcome: QueryOutcome) -> CaseProblem | None:
     """The frozen ``expected_result`` no longer equals the live gold result (§10 gold_drift)."""
-    from t2s_pipeline.config import ScorerSettings
-    from t2s_pipeline.evaluation import gold_drift
-    from t2s_pipeline.execution.records import from_outcome
-
     if case.expected_result is None or not gold_drift(
         case, from_outcome("gold", outcome), ScorerSettings()
     ):
@@ -228,8 +130,6 @@ def _gold_problem(case: Case, outcome: QueryOutcome) -> CaseProblem | None:
 def _snapshot_mismatch(domain: Domain) -> str | None:
     if domain.snapshot is None or domain.engine != "duckdb" or "{db_id}" in domain.database:
         return None
-    from t2s_pipeline.demo.generate import read_snapshot_hash
-
     try:
         live = read_snapshot_hash(Path(domain.database_for()))
     except Exception as error:  # a foreign DuckDB file has no meta.snapshot table

@@ -13,10 +13,13 @@ import hashlib
 import re
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
+from decimal import Decimal
 from pathlib import Path
 from typing import Any
 
 import yaml
+
+from t2s_pipeline.errors import CaseError
 
 DIFFICULTIES: tuple[str, ...] = (
     "simple_aggregate",
@@ -138,7 +141,6 @@ class CaseSet:
 
 def load_domain(folder: Path | str) -> Domain:
     """Read ``domain.yaml``; raises :class:`t2s_pipeline.errors.CaseError` when it is invalid."""
-    from t2s_pipeline.errors import CaseError
 
     folder = Path(folder)
     path = folder / "domain.yaml"
@@ -388,7 +390,6 @@ def write_expected(path: Path, block: str) -> None:
 
 
 def _plain(value: Any) -> Any:
-    from decimal import Decimal
 
     if isinstance(value, Decimal):
         return int(value) if value == value.to_integral_value() else float(value)

@@ -28,6 +28,7 @@ COMMANDS: tuple[str, ...] = (
     "importer",
     "label",
     "init",
+    "store",
 )
 
 

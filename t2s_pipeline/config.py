@@ -18,7 +18,9 @@ from typing import Any, Literal
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from t2s_pipeline.errors import ConfigError
+from t2s_pipeline.errors import ConfigError, SutError
+from t2s_pipeline.sut.contract import FieldNames
+from t2s_pipeline.sut.http import expand_extra
 
 # Run names are partition keys, not SQL: a regular expression is the right tool.
 _NAME = re.compile(r"^[a-z0-9][a-z0-9-]{0,54}$")
@@ -209,9 +211,6 @@ def _check_sut(path: Path, sut: SutSettings) -> None:
 
 def _check_adapters(path: Path, sut: SutSettings) -> None:
     """The adapter options are usable: known roles, valid placeholders, ${VAR} syntax."""
-    from t2s_pipeline.errors import SutError
-    from t2s_pipeline.sut.contract import FieldNames
-    from t2s_pipeline.sut.http import expand_extra
 
     try:
         FieldNames.from_mapping(sut.fields)

@@ -1,122 +1,156 @@
-"""The DuckDB results store: one table per asset in schema ``eval``, rows keyed by ``run_id``.
+"""The results store: one folder per run, one Parquet file per table, read through DuckDB.
 
-Re-materialising a run replaces exactly that run's rows, inside one transaction, matching
-columns by name (never by position), so a failure midway leaves the previous rows intact.
-DuckDB admits one writing process per file: every write opens, writes and closes quickly, and
-waits for the lock with a bounded retry rather than racing it.
+Layout under the results folder (``.t2s/results`` by default)::
+
+    runs/<run_id>/<table>.parquet     a run partition's rows of one ``run`` table
+    shared/<table>.parquet            a table derived from all runs (comparisons), replaced whole
+    fragments/<table>/<id>.parquet    a table many runs add to (the judge cache); read as a union
+
+Every file is written under a temporary name and renamed into place, so a reader sees the
+previous file or the new one, never half of either, and a failure midway leaves what was there.
+Writers of different runs touch different files, so they never wait on each other: runs can
+execute at once in several processes, or on several hosts sharing the folder. Tables are
+created from their declarations in :mod:`t2s_pipeline.tables`, never from a first frame.
 """
 
 from __future__ import annotations
 
-import time
-from collections.abc import Iterator, Sequence
+import errno
+import os
+import uuid
+from collections.abc import Iterator
 from contextlib import contextmanager
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
 import duckdb
 import pandas as pd
 
+from t2s_pipeline.errors import T2SError
+from t2s_pipeline.tables import TABLES, Table, table
+
 SCHEMA = "eval"
-_LOCK_WAIT_S = 60.0
+RUNS_DIR = "runs"
+
+
+class StoreError(T2SError):
+    """The results store cannot be read or written: names the path, the cause and the fix."""
 
 
 class ResultsStore:
     """Read and write the results of evaluation runs.
 
-    >>> store = ResultsStore(Path("/tmp/r.duckdb"))  # doctest: +SKIP
+    >>> store = ResultsStore(Path("/tmp/results"))  # doctest: +SKIP
     >>> store.replace_run("output_scores", "baseline-1a2b3c4d", frame)  # doctest: +SKIP
     """
 
     def __init__(self, path: Path | str) -> None:
         self.path = Path(path)
+        if self.path.is_file():
+            raise StoreError(
+                f"{self.path} is a results file of the earlier single-file layout; results are "
+                f"now a folder. Fix: t2s store migrate --from {self.path} --results "
+                f"{self.path.with_suffix('')}, then use that folder"
+            )
 
-    @contextmanager
-    def connect(self, read_only: bool = False) -> Iterator[duckdb.DuckDBPyConnection]:
-        """A connection, retried while another process holds the write lock."""
-        if read_only and not self.path.exists():
-            read_only = False
-        self.path.parent.mkdir(parents=True, exist_ok=True)
-        deadline = time.monotonic() + _LOCK_WAIT_S
-        while True:
-            try:
-                con = duckdb.connect(str(self.path), read_only=read_only)
-                break
-            except duckdb.IOException as error:
-                if "lock" not in str(error).lower() or time.monotonic() > deadline:
-                    raise
-                time.sleep(0.2)
-        try:
-            if not read_only:
-                con.execute(f"CREATE SCHEMA IF NOT EXISTS {SCHEMA}")
-            yield con
-        finally:
-            con.close()
+    # --- writing ----------------------------------------------------------------------------
 
-    def replace_run(self, table: str, run_id: str, frame: pd.DataFrame) -> int:
-        """Replace ``run_id``'s rows of ``table`` with ``frame`` in one transaction."""
-        frame = frame.assign(run_id=run_id) if "run_id" not in frame else frame
-        return self._replace(table, frame, "run_id = ?", [run_id])
-
-    def replace_all(self, table: str, frame: pd.DataFrame) -> int:
-        """Replace every row of an unpartitioned table."""
-        return self._replace(table, frame, "TRUE", [])
-
-    def _replace(self, table: str, frame: pd.DataFrame, where: str, params: Sequence[Any]) -> int:
-        qualified = f"{SCHEMA}.{table}"
-        frame = _typed(frame)
-        with self.connect() as con:
-            con.register("incoming", frame)
-            try:
-                con.execute("BEGIN TRANSACTION")
-                con.execute(
-                    f"CREATE TABLE IF NOT EXISTS {qualified} AS SELECT * FROM incoming LIMIT 0"
-                )
-                self._add_missing_columns(con, table, frame)
-                con.execute(f"DELETE FROM {qualified} WHERE {where}", list(params))
-                if len(frame):
-                    con.execute(f"INSERT INTO {qualified} BY NAME SELECT * FROM incoming")
-                con.execute("COMMIT")
-            except Exception:
-                con.execute("ROLLBACK")
-                raise
-            finally:
-                con.unregister("incoming")
+    def replace_run(self, name: str, run_id: str, frame: pd.DataFrame) -> int:
+        """Replace ``run_id``'s rows of run table ``name`` with ``frame``, atomically."""
+        declared = self._declared(name, "run")
+        frame = frame.assign(run_id=run_id)
+        self._publish(declared, declared.to_frame(frame), self.run_dir(run_id) / f"{name}.parquet")
         return len(frame)
 
-    def _add_missing_columns(
-        self, con: duckdb.DuckDBPyConnection, table: str, frame: pd.DataFrame
-    ) -> None:
-        rows = con.execute(
-            "SELECT column_name FROM information_schema.columns "
-            "WHERE table_schema = ? AND table_name = ?",
-            [SCHEMA, table],
-        ).fetchall()
-        existing = {r[0] for r in rows}
-        for column in frame.columns:
-            if column not in existing:
-                type_ = con.execute(f'SELECT typeof("{column}") FROM incoming LIMIT 1').fetchall()
-                sql_type = type_[0][0] if type_ and type_[0][0] != "NULL" else "VARCHAR"
-                con.execute(f'ALTER TABLE {SCHEMA}.{table} ADD COLUMN "{column}" {sql_type}')
+    def replace_all(self, name: str, frame: pd.DataFrame) -> int:
+        """Replace every row of shared table ``name``, atomically."""
+        declared = self._declared(name, "shared")
+        self._publish(declared, declared.to_frame(frame), self.path / "shared" / f"{name}.parquet")
+        return len(frame)
 
-    def read(self, table: str, run_id: str | None = None) -> pd.DataFrame:
-        """Rows of one table, optionally of one run; an empty frame when it does not exist."""
-        if not self.has_table(table):
-            return pd.DataFrame()
-        with self.connect(read_only=True) as con:
-            if run_id is None:
-                return con.execute(f"SELECT * FROM {SCHEMA}.{table}").df()
-            return con.execute(f"SELECT * FROM {SCHEMA}.{table} WHERE run_id = ?", [run_id]).df()
+    def append(self, name: str, frame: pd.DataFrame) -> int:
+        """Add rows to fragments table ``name`` as one new fragment (concurrent writers each
+        add their own; readers see the union)."""
+        declared = self._declared(name, "fragments")
+        if len(frame):
+            target = self.path / "fragments" / name / f"{uuid.uuid4().hex}.parquet"
+            self._publish(declared, declared.to_frame(frame), target)
+        return len(frame)
 
-    def has_table(self, table: str) -> bool:
-        if not self.path.exists():
-            return False
-        with self.connect(read_only=True) as con:
-            rows = con.execute(
-                "SELECT 1 FROM information_schema.tables WHERE table_schema = ? AND table_name = ?",
-                [SCHEMA, table],
-            ).fetchall()
-        return bool(rows)
+    def _declared(self, name: str, scope: str) -> Table:
+        declared = table(name)
+        if declared.scope != scope:
+            raise StoreError(f"table {name} is a {declared.scope} table, not a {scope} table")
+        return declared
+
+    def _publish(self, declared: Table, frame: pd.DataFrame, target: Path) -> None:
+        temporary = target.with_name(f".{target.name}.{uuid.uuid4().hex}.tmp")
+        columns = ", ".join(f'CAST("{c.name}" AS {c.type}) AS "{c.name}"' for c in declared.columns)
+        try:
+            target.parent.mkdir(parents=True, exist_ok=True)
+            con = duckdb.connect()
+            try:
+                con.register("incoming", frame)
+                con.execute(
+                    f"COPY (SELECT {columns} FROM incoming) TO '{_quoted(temporary)}' "
+                    "(FORMAT parquet)"
+                )
+            finally:
+                con.close()
+            os.replace(temporary, target)
+        except OSError as error:
+            temporary.unlink(missing_ok=True)
+            raise _store_error(error, target) from error
+        except duckdb.Error as error:
+            temporary.unlink(missing_ok=True)
+            if "No space left" in str(error):
+                raise _store_error(OSError(errno.ENOSPC, str(error)), target) from error
+            raise StoreError(f"writing {target}: {error}") from error
+
+    def delete_run(self, run_id: str) -> None:
+        """Remove every table of one run (its folder)."""
+        folder = self.run_dir(run_id)
+        if folder.exists():
+            for path in folder.iterdir():
+                path.unlink()
+            folder.rmdir()
+
+    # --- reading ----------------------------------------------------------------------------
+
+    def run_dir(self, run_id: str) -> Path:
+        return self.path / RUNS_DIR / run_id
+
+    def files(self, name: str) -> list[Path]:
+        """The published files holding table ``name`` (every run's, for a run table)."""
+        declared = table(name)
+        if declared.scope == "shared":
+            candidates = [self.path / "shared" / f"{name}.parquet"]
+        elif declared.scope == "fragments":
+            candidates = sorted((self.path / "fragments" / name).glob("*.parquet"))
+        else:
+            candidates = sorted((self.path / RUNS_DIR).glob(f"*/{name}.parquet"))
+        return [p for p in candidates if p.exists()]
+
+    def read(self, name: str, run_id: str | None = None) -> pd.DataFrame:
+        """Rows of one table, optionally of one run; an empty frame with the declared
+        columns when nothing was written."""
+        declared = table(name)
+        if run_id is not None and declared.scope == "run":
+            one = self.run_dir(run_id) / f"{name}.parquet"
+            paths = [one] if one.exists() else []
+        else:
+            paths = self.files(name)
+        if not paths:
+            return _empty(declared)
+        with duckdb.connect() as con:
+            data = con.execute(f"SELECT * FROM {_scan(paths)}").df()
+        missing = [c for c in declared.names if c not in data.columns]
+        for column in missing:
+            data[column] = None
+        return data[list(declared.names)]
+
+    def has_table(self, name: str) -> bool:
+        return bool(self.files(name))
 
     def run_ids(self) -> list[str]:
         """Every run recorded in the ``runs`` table, oldest first."""
@@ -125,8 +159,94 @@ class ResultsStore:
             return []
         return list(runs.sort_values("started_at")["run_id"])
 
+    @contextmanager
+    def connect(self) -> Iterator[duckdb.DuckDBPyConnection]:
+        """An in-memory DuckDB connection with one view per table in schema ``eval`` over
+        every run's files, for reading with SQL (``SELECT * FROM eval.output_scores``)."""
+        con = duckdb.connect()
+        try:
+            con.execute(f"CREATE SCHEMA {SCHEMA}")
+            for name, declared in TABLES.items():
+                paths = self.files(name)
+                source = _scan(paths) if paths else f"({_empty_select(declared)})"
+                con.execute(f"CREATE VIEW {SCHEMA}.{name} AS SELECT * FROM {source}")
+            yield con
+        finally:
+            con.close()
 
-def _typed(frame: pd.DataFrame) -> pd.DataFrame:
-    """Give all-NULL object columns a text type, so DuckDB never creates a NULL-typed column."""
-    untyped = [c for c in frame.columns if frame[c].dtype == object and frame[c].isna().all()]
-    return frame.astype({c: "string" for c in untyped}) if untyped else frame
+
+def _scan(paths: list[Path]) -> str:
+    listed = ", ".join(f"'{_quoted(p)}'" for p in paths)
+    return f"read_parquet([{listed}], union_by_name = true)"
+
+
+def _quoted(path: Path) -> str:
+    return str(path).replace("'", "''")
+
+
+def _empty_select(declared: Table) -> str:
+    columns = ", ".join(f'CAST(NULL AS {c.type}) AS "{c.name}"' for c in declared.columns)
+    return f"SELECT {columns} LIMIT 0"
+
+
+def _empty(declared: Table) -> pd.DataFrame:
+    with duckdb.connect() as con:
+        return con.execute(_empty_select(declared)).df()
+
+
+def _store_error(error: OSError, target: Path) -> StoreError:
+    if error.errno == errno.ENOSPC:
+        return StoreError(
+            f"no space left on device (ENOSPC) writing {target}; the file was not replaced and "
+            "every earlier result is intact. Fix: free space on that filesystem or point "
+            "results_path at another one, then rerun the step"
+        )
+    return StoreError(f"cannot write {target}: {error.strerror or error} (errno {error.errno})")
+
+
+@dataclass(frozen=True)
+class Migrated:
+    runs: int
+    tables: dict[str, int]
+    """Rows copied per table."""
+    dropped: dict[str, list[str]]
+    """Columns of the old file no declaration knows (not copied), per table."""
+
+
+def migrate_file(old: Path, store: ResultsStore) -> Migrated:
+    """Copy every table of a single-file results store (``.t2s/results.duckdb``, schema
+    ``eval``) into the folder store: each run's rows into its own folder. The old file is
+    only read, so a failed migration can simply be run again."""
+    if not old.is_file():
+        raise StoreError(f"{old} is not a results file; nothing to migrate")
+    copied: dict[str, int] = {}
+    dropped: dict[str, list[str]] = {}
+    run_ids: set[str] = set()
+    with duckdb.connect(str(old), read_only=True) as con:
+        names = [
+            r[0]
+            for r in con.execute(
+                "SELECT table_name FROM information_schema.tables WHERE table_schema = ?",
+                [SCHEMA],
+            ).fetchall()
+        ]
+        for name in sorted(names):
+            if name not in TABLES:
+                dropped[name] = ["(whole table: not declared)"]
+                continue
+            declared = TABLES[name]
+            data = con.execute(f'SELECT * FROM {SCHEMA}."{name}"').df()
+            unknown = [c for c in data.columns if c not in declared.names]
+            if unknown:
+                dropped[name] = unknown
+            data = data[[c for c in data.columns if c in declared.names]]
+            if declared.scope == "run":
+                for run_id, rows in data.groupby("run_id", sort=True):
+                    store.replace_run(name, str(run_id), rows.drop(columns="run_id"))
+                    run_ids.add(str(run_id))
+            elif declared.scope == "shared":
+                store.replace_all(name, data)
+            else:
+                store.append(name, data)
+            copied[name] = len(data)
+    return Migrated(len(run_ids), copied, dropped)

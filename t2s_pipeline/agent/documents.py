@@ -11,6 +11,7 @@ from sqlglot import exp
 
 from t2s_pipeline.cases import CaseSet, Domain
 from t2s_pipeline.demo.schema import TABLES, ddl_document
+from t2s_pipeline.sql.schema import live_schema
 from t2s_pipeline.sut.contract import OfferedTable
 
 log = logging.getLogger(__name__)
@@ -44,7 +45,6 @@ def domain_tables(domain: Domain) -> tuple[OfferedTable, ...]:
     whose database cannot be read now (or has one database per case) offers the demo
     documents of its schemas, as before: the agent still serves, it just knows less.
     """
-    from t2s_pipeline.casecheck import live_schema
 
     if "{db_id}" in domain.database:
         return demo_tables(domain.allowed_schemas)

@@ -17,6 +17,7 @@ from dataclasses import dataclass, field
 from sqlglot import exp
 
 from t2s_pipeline.cases import Domain
+from t2s_pipeline.sql.schema import catalog_connection, read_schema
 
 log = logging.getLogger(__name__)
 
@@ -60,8 +61,6 @@ def sample_values(domain: Domain, attempts: int = 5, wait_s: float = 1.0) -> Val
 
     A database another process holds locked is retried a few times before giving up.
     """
-    from t2s_pipeline.casecheck import catalog_connection
-    from t2s_pipeline.sql.schema import read_schema
 
     for attempt in range(attempts):
         try:

@@ -2,6 +2,7 @@
 
 from dataclasses import dataclass, replace
 from pathlib import Path
+from typing import Any
 
 import dagster as dg
 
@@ -12,7 +13,10 @@ from t2s_pipeline.assets.judge import JUDGE_ASSETS
 from t2s_pipeline.assets.partitions import EVAL_RUN
 from t2s_pipeline.assets.resources import T2SSettings
 from t2s_pipeline.config import load_config
-from t2s_pipeline.runs import register, run_tags, spec_for
+from t2s_pipeline.run.lock import run_lock
+from t2s_pipeline.run.record import finished_runs
+from t2s_pipeline.run.summary import summarise_run
+from t2s_pipeline.runs import RunSpec, register, run_tags, spec_for
 
 # Dagster's step-by-step DEBUG events drown the progress lines on a terminal.
 QUIET = {"loggers": {"console": {"config": {"log_level": "INFO"}}}}
@@ -46,42 +50,32 @@ def run_config(
     its summary (``already_evaluated``), or with ``rerun`` evaluates under a new id
     ``<run id>-rN`` and keeps the earlier run whole.
     """
-    from t2s_pipeline import evaluation as ev
-
     config = load_config(config_path)
     # A fresh resource: model_copy does not reach the copy Dagster builds for the run.
     settings = T2SSettings(**{**settings.model_dump(), "cases_dir": config.cases})
     spec = spec_for(config, config_path)
     store = settings.store()
-    finished = ev.finished_runs(store)
+    finished = finished_runs(store)
     if spec.run_id in finished:
         if not rerun:
-            summary = ev.summarise_run(store, spec.run_id).to_markdown()
+            summary = summarise_run(store, spec.run_id).to_markdown()
             return LaunchOutcome(spec.run_id, True, summary, already_evaluated=True)
         n = 2
         while f"{spec.run_id}-r{n}" in finished:
             n += 1
         spec = replace(spec, run_id=f"{spec.run_id}-r{n}")
-    register(spec, Path(settings.registry_dir))
-    instance = instance or dg.DagsterInstance.get()
-    quiet = SILENT if console.enabled() else QUIET
-    instance.add_dynamic_partitions(EVAL_RUN, [spec.run_id])
-    resources = {"settings": settings}
-    dg.materialize([gold_cases], instance=instance, resources=resources, run_config=quiet)
-    result = dg.materialize(
-        [*RUN_ASSETS, *JUDGE_ASSETS, *(RUN_CHECKS if checks is None else checks)],
-        partition_key=spec.run_id,
-        instance=instance,
-        resources=resources,
-        raise_on_error=False,
-        tags={**run_tags(spec), "t2s/trigger": "t2s run"},
-        run_config=quiet,
-    )
-    if result.success:
-        dg.materialize([run_comparisons], instance=instance, resources=resources, run_config=quiet)
-    summary = (
-        ev.summarise_run(settings.store(), spec.run_id).to_markdown() if result.success else ""
-    )
+    with run_lock(store.run_dir(spec.run_id), spec.run_id):  # the same config twice: once
+        register(spec, Path(settings.registry_dir))
+        instance = instance or dg.DagsterInstance.get()
+        result = _materialise(spec, settings, instance, checks)
+        if result.success:
+            dg.materialize(
+                [run_comparisons],
+                instance=instance,
+                resources=_resources(settings),
+                run_config=_quiet(),
+            )
+    summary = summarise_run(settings.store(), spec.run_id).to_markdown() if result.success else ""
     blocked = tuple(
         f"{e.check_name}: {e.description or 'failed'}"
         for e in result.get_asset_check_evaluations()
@@ -97,6 +91,34 @@ def run_config(
         failed_checks=blocked,
         failures=failures,
     )
+
+
+def _materialise(
+    spec: RunSpec,
+    settings: T2SSettings,
+    instance: dg.DagsterInstance,
+    checks: list[dg.AssetChecksDefinition] | None,
+) -> dg.ExecuteInProcessResult:
+    quiet, resources = _quiet(), _resources(settings)
+    instance.add_dynamic_partitions(EVAL_RUN, [spec.run_id])
+    dg.materialize([gold_cases], instance=instance, resources=resources, run_config=quiet)
+    return dg.materialize(
+        [*RUN_ASSETS, *JUDGE_ASSETS, *(RUN_CHECKS if checks is None else checks)],
+        partition_key=spec.run_id,
+        instance=instance,
+        resources=resources,
+        raise_on_error=False,
+        tags={**run_tags(spec), "t2s/trigger": "t2s run"},
+        run_config=quiet,
+    )
+
+
+def _quiet() -> dict[str, Any]:
+    return SILENT if console.enabled() else QUIET
+
+
+def _resources(settings: T2SSettings) -> dict[str, Any]:
+    return {"settings": settings}
 
 
 def _error_text(event: dg.DagsterEvent) -> str:

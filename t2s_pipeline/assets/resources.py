@@ -18,7 +18,7 @@ class T2SSettings(dg.ConfigurableResource):  # type: ignore[type-arg]
     cases_dir: str = "cases/erp"
     configs_dir: str = "configs"
     registry_dir: str = ".t2s/runs"
-    results_path: str = ".t2s/results.duckdb"
+    results_path: str = ".t2s/results"
     decisions_dir: str = "decisions"
     hostile_dir: str = str(HOSTILE_SUITE)
     warehouse_path: str = ".t2s/warehouse.duckdb"

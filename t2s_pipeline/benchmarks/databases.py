@@ -7,9 +7,8 @@ from collections.abc import Iterable, Mapping
 from pathlib import Path
 
 from t2s_pipeline.benchmarks.spider import SpiderSchema
-from t2s_pipeline.casecheck import live_schema
 from t2s_pipeline.errors import ConfigError
-from t2s_pipeline.sql.schema import Schema
+from t2s_pipeline.sql.schema import Schema, live_schema
 
 PATTERN = "{db_id}/{db_id}.sqlite"
 

@@ -21,10 +21,10 @@ import yaml
 from t2s_pipeline.benchmarks.databases import column_names
 from t2s_pipeline.benchmarks.manifest import Manifest, read_manifest
 from t2s_pipeline.benchmarks.questions import read_json
-from t2s_pipeline.casecheck import domain_schema
 from t2s_pipeline.cases import Case, CaseSet, load_cases
 from t2s_pipeline.config import load_config
 from t2s_pipeline.errors import ConfigError
+from t2s_pipeline.sql.schema import domain_schema
 from t2s_pipeline.sql.sqlite_literals import literal_double_quotes
 
 FORMATS: tuple[str, ...] = ("spider", "bird")

@@ -73,7 +73,7 @@ def _run(args: argparse.Namespace) -> int:
     from t2s_pipeline.cases import load_cases
     from t2s_pipeline.commands.cases import print_check_report
     from t2s_pipeline.commands.runs import DEFAULT_RESULTS, dagster_home, preflight
-    from t2s_pipeline.evaluation import compare
+    from t2s_pipeline.run.compare import compare
 
     case_set = load_cases(args.cases)
     warehouse = Path(case_set.domain.database_for())

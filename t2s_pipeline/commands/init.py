@@ -126,7 +126,7 @@ def _slug(name: str) -> str:
 
 def _first_table(database: Path, engine: str) -> tuple[str, str]:
     """The schema and name of the database's first table (``main`` first, then by name)."""
-    from t2s_pipeline.casecheck import live_schema
+    from t2s_pipeline.sql.schema import live_schema
 
     tables = live_schema(str(database), engine).tables
     for schema in sorted(tables, key=lambda name: (name != "main", name)):

@@ -10,14 +10,17 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from t2s_pipeline import console
+from t2s_pipeline.commands.show import describe_item
 from t2s_pipeline.errors import ConfigError
+from t2s_pipeline.run.compare import compare
+from t2s_pipeline.run.summary import summarise_run
 from t2s_pipeline.store import ResultsStore
 
 if TYPE_CHECKING:
     import pandas as pd
 
 DEFAULT_HOME = Path(".t2s/dagster_home")
-DEFAULT_RESULTS = Path(".t2s/results.duckdb")
+DEFAULT_RESULTS = Path(".t2s/results")
 INSTANCE_YAML = """\
 # The Dagster instance of this project's runs (written by t2s; edit freely).
 telemetry:
@@ -285,27 +288,23 @@ def _summaries(store: ResultsStore) -> list[dict[str, Any]]:
 
 
 def _show(args: argparse.Namespace) -> int:
-    from t2s_pipeline import evaluation as ev
-
     store = ResultsStore(args.results)
     if args.run_id not in store.run_ids():
         raise ConfigError(f"no run {args.run_id!r} in {args.results}; `t2s runs` lists them")
     if args.item is None:
-        print(ev.summarise_run(store, args.run_id).to_markdown())
+        print(summarise_run(store, args.run_id).to_markdown())
         return 0
-    print(ev.describe_item(store, args.run_id, args.item))
+    print(describe_item(store, args.run_id, args.item))
     return 0
 
 
 def _compare(args: argparse.Namespace) -> int:
-    from t2s_pipeline import evaluation as ev
-
     store = ResultsStore(args.results)
     known = set(store.run_ids())
     for run_id in (args.run_a, args.run_b):
         if run_id not in known:
             raise ConfigError(f"no run {run_id!r} in {args.results}; `t2s runs` lists them")
-    comparison = ev.compare(store, args.run_a, args.run_b)
+    comparison = compare(store, args.run_a, args.run_b)
     if args.json:
         data = {
             "run_a": comparison.run_a,

@@ -34,7 +34,7 @@ def _sql(value: str) -> str:
 
 
 def _score(args: argparse.Namespace) -> int:
-    from t2s_pipeline.evaluation import score_pair
+    from t2s_pipeline.scoring.pair import score_pair
 
     result = score_pair(
         args.db,

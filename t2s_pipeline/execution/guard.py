@@ -43,6 +43,23 @@ class Guard:
     contained: bool = True
     """Run each statement in a worker process under the hard limits (SPEC section 9.4)."""
 
+    @classmethod
+    def for_evaluation(
+        cls, allowed_schemas: tuple[str, ...], dialect: str, eval_row_cap: int | None = 100_000
+    ) -> Guard:
+        """The one guard every harness query (gold, candidate, `t2s score`) runs under: the
+        serving bounds without the serving LIMIT, capped at ``eval_row_cap`` rows instead.
+
+        >>> Guard.for_evaluation(("sales",), "duckdb").row_limit is None
+        True
+        """
+        return cls(
+            allowed_schemas=tuple(allowed_schemas),
+            dialect=dialect,
+            row_limit=None,
+            eval_row_cap=eval_row_cap,
+        )
+
     def __post_init__(self) -> None:
         unknown = set(self.layers) - LAYERS
         if unknown:

@@ -19,7 +19,7 @@ from __future__ import annotations
 import datetime as dt
 import logging
 from collections import Counter
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, replace
 from typing import Any
@@ -30,6 +30,7 @@ from t2s_pipeline.execution.guard import DATABASE, FILTER, LAYERS, Guard
 from t2s_pipeline.execution.hostile_suite import RESOURCE, Attack, load_suite
 from t2s_pipeline.execution.hostile_targets import EngineTarget
 from t2s_pipeline.execution.outcome import QueryOutcome
+from t2s_pipeline.progress import Note
 from t2s_pipeline.suites.legitimate import LegitStatement
 
 __all__ = ["Attack", "Cell", "SuiteReport", "load_suite", "run_suite", "run_corpus", "judge"]
@@ -44,8 +45,6 @@ OK, LEAK, OVER_BLOCK, NOT_APPLICABLE = "ok", "leak", "over-block", "n/a"
 VERDICTS: tuple[str, ...] = (OK, LEAK, OVER_BLOCK, NOT_APPLICABLE)
 BOUND_SLACK_S = 3.0
 """How far past the timeout a statement may end and still count as bounded."""
-
-Progress = Callable[[str], None]
 
 
 @dataclass(frozen=True)
@@ -83,7 +82,7 @@ def run_suite(
     targets: Sequence[EngineTarget],
     timeout_s: float = 2.0,
     row_limit: int = 1000,
-    progress: Progress | None = None,
+    progress: Note | None = None,
     parallel: bool = False,
 ) -> SuiteReport:
     """Run every attack on every target under every layer setting.
@@ -108,7 +107,7 @@ def _run_engine(
     target: EngineTarget,
     timeout_s: float,
     row_limit: int,
-    progress: Progress | None,
+    progress: Note | None,
 ) -> list[Cell]:
     cells = []
     for layer in LAYER_SETTINGS:
@@ -218,7 +217,7 @@ def run_corpus(
     targets: Sequence[EngineTarget],
     timeout_s: float = 5.0,
     row_limit: int = 1000,
-    progress: Progress | None = None,
+    progress: Note | None = None,
 ) -> SuiteReport:
     """The legitimate corpus on every target under every layer setting: a cell per statement.
 

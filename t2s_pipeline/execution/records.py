@@ -11,7 +11,7 @@ import datetime as dt
 import json
 import pickle
 import zlib
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 from decimal import Decimal
 from typing import Any
@@ -20,8 +20,7 @@ import pandas as pd
 
 from t2s_pipeline.cases import Case, Domain
 from t2s_pipeline.execution import Guard, QueryOutcome, open_executor
-
-Progress = Callable[[int, int], None]
+from t2s_pipeline.progress import Progress
 
 
 @dataclass(frozen=True)

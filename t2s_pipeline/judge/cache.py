@@ -1,5 +1,5 @@
-"""The judge's response cache: table ``eval.judge_cache`` keyed by (model, prompt hash, inputs
-hash), shared by every run, so a rerun of the same evidence reads the model's earlier answer.
+"""The judge's response cache: table ``judge_cache`` keyed by (model, prompt hash, inputs
+hash), shared by every run (each run adds a fragment; the latest answer per key wins), so a rerun of the same evidence reads the model's earlier answer.
 
 Only the model's own answers are kept (verdicts, refusals, malformed or unknown categories):
 a timeout or a 5xx says nothing about the model and is asked again next time.
@@ -37,7 +37,7 @@ class CachedAnswer:
 class JudgeCache:
     """Read and extend the cache in one results store.
 
-    >>> cache = JudgeCache(ResultsStore(".t2s/results.duckdb"))  # doctest: +SKIP
+    >>> cache = JudgeCache(ResultsStore(".t2s/results"))  # doctest: +SKIP
     >>> cache.load("claude-x")[key].verdict.category  # doctest: +SKIP
     'wrong_filter'
     """
@@ -50,6 +50,8 @@ class JudgeCache:
         data = self.store.read(CACHE_TABLE)
         if data.empty:
             return {}
+        # Runs add fragments concurrently; the latest answer for a key wins.
+        data = data.sort_values("created_at", kind="stable").drop_duplicates(_KEY, keep="last")
         return {
             CacheKey(r.model, r.prompt_hash, r.inputs_hash): CachedAnswer(
                 Verdict(
@@ -69,11 +71,7 @@ class JudgeCache:
             return 0
         incoming = pd.DataFrame([_row(key, answer) for key, answer in answers.items()])
         incoming = incoming.astype({c: "string" for c in _TEXT})
-        existing = self.store.read(CACHE_TABLE)
-        merged = incoming if existing.empty else pd.concat([existing, incoming], ignore_index=True)
-        merged = merged.drop_duplicates(subset=_KEY, keep="last")
-        self.store.replace_all(CACHE_TABLE, merged.reset_index(drop=True))
-        return len(incoming)
+        return self.store.append(CACHE_TABLE, incoming)
 
 
 def _row(key: CacheKey, answer: CachedAnswer) -> dict[str, object]:

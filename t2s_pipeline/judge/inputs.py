@@ -7,8 +7,8 @@ import json
 import pandas as pd
 
 from t2s_pipeline.cases import CaseSet
-from t2s_pipeline.evaluation import joined_items
 from t2s_pipeline.judge.prompt import PREVIEW_ROWS, JudgeInput, ResultPreview
+from t2s_pipeline.run.summary import joined_items
 from t2s_pipeline.store import ResultsStore
 
 # name shown to the judge -> column of the joined per-item frame

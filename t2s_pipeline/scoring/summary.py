@@ -10,6 +10,7 @@ from dataclasses import dataclass, field
 
 import pandas as pd
 
+from t2s_pipeline.judge.report import section_markdown
 from t2s_pipeline.scoring.components import COMPONENT_NAMES
 from t2s_pipeline.scoring.stats import Mean, mean_with_ci
 
@@ -131,8 +132,6 @@ class RunSummary:
             counts = " | ".join(str(histogram.get(c, 0)) for c in categories)
             lines.append(f"| {band} | {counts} |")
         if "judge" in self.extra:
-            from t2s_pipeline.judge.report import section_markdown
-
             judge = self.extra["judge"]
             assert isinstance(judge, Mapping)
             lines += ["", section_markdown(judge)]

@@ -12,10 +12,12 @@ import itertools
 from sqlglot import exp
 from sqlglot.optimizer.scope import Scope, traverse_scope, walk_in_scope
 
+from t2s_pipeline.cases import Case, Domain
+from t2s_pipeline.errors import SqlAnalysisError
 from t2s_pipeline.sql.parse import parse_one_query
 from t2s_pipeline.sql.qualify import qualify_query
 from t2s_pipeline.sql.render import render
-from t2s_pipeline.sql.schema import Schema
+from t2s_pipeline.sql.schema import Schema, domain_schemas
 
 _INNER_KINDS = frozenset({"", "INNER", "CROSS"})
 
@@ -201,3 +203,23 @@ def _is_plain_inner(join: exp.Join) -> bool:
         and not join.args.get("using")
         and isinstance(join.this, exp.Table | exp.Subquery)
     )
+
+
+def find_twins(cases: tuple[Case, ...], domain: Domain) -> dict[str, frozenset[str]]:
+    """Map each case id to the ids of its twins (same canonical gold query), itself excluded.
+
+    Cases whose gold SQL cannot be canonicalised have no twins.
+    """
+    schemas = domain_schemas(cases, domain)
+    groups: dict[tuple[str | None, str], set[str]] = {}
+    for case in cases:
+        try:
+            canonical = canonical_form(case.gold_sql, domain.dialect, schemas[case.db_id])
+        except SqlAnalysisError:
+            continue
+        groups.setdefault((case.db_id, canonical), set()).add(case.id)
+    twins: dict[str, frozenset[str]] = {case.id: frozenset() for case in cases}
+    for members in groups.values():
+        for member in members:
+            twins[member] = frozenset(members - {member})
+    return twins

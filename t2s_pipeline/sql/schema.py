@@ -6,14 +6,20 @@ from the database the queries run against rather than written by hand.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
+import sqlite3
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from contextlib import closing, contextmanager
 from dataclasses import dataclass, field
 from functools import cached_property
+from pathlib import Path
 from typing import Any
 
+import duckdb
 from sqlglot.schema import MappingSchema
 
-from t2s_pipeline.errors import SqlAnalysisError
+from t2s_pipeline.cases import Case, Domain
+from t2s_pipeline.errors import ExecutionError, SqlAnalysisError
+from t2s_pipeline.execution.postgres_engine import connect_error, mask_password
 from t2s_pipeline.sql.names import fold_catalog_name
 
 Columns = Mapping[str, str]
@@ -162,3 +168,63 @@ _READERS: Mapping[str, Callable[[Any], list[Row]]] = {
     "postgres": _read_information_schema,
     "sqlite": _read_sqlite,
 }
+
+
+@contextmanager
+def catalog_connection(target: str, engine: str) -> Iterator[Any]:
+    """A read-only connection used only to read the catalogue (never to run case SQL).
+
+    Raises ExecutionError, naming the database (password masked) and the fix, when it cannot
+    be opened.
+    """
+    if engine != "postgres" and not Path(target).exists():
+        raise ExecutionError(f"database {target} does not exist; build it with `t2s demo build`")
+    try:
+        conn = _open_catalog(target, engine)
+    except Exception as error:  # each driver has its own errors; all mean "cannot open it"
+        if engine == "postgres":
+            shown, fix = (
+                mask_password(target),
+                (
+                    "check the URL (postgresql://user:password@host:port/database) and that the "
+                    "server is running"
+                ),
+            )
+        else:
+            shown, fix = target, f"give a {engine} database file (`t2s demo build` makes one)"
+        raise ExecutionError(
+            f"cannot open {shown}: {connect_error(target, error)}. Fix: {fix}"
+        ) from error
+    with closing(conn):
+        yield conn
+
+
+def _open_catalog(target: str, engine: str) -> Any:
+    if engine == "postgres":
+        import psycopg2  # lazy: only a PostgreSQL domain needs the driver loaded
+
+        conn = psycopg2.connect(target)
+        conn.set_session(readonly=True)
+        return conn
+    if engine == "sqlite":
+        return sqlite3.connect(f"file:{target}?mode=ro", uri=True)
+    return duckdb.connect(target, read_only=True)
+
+
+def live_schema(target: str, engine: str, schemas: Sequence[str] | None = None) -> Schema:
+    """The live schema of a database (only ``schemas`` when given)."""
+    with catalog_connection(target, engine) as conn:
+        return read_schema(conn, engine, None if schemas is None else list(schemas))
+
+
+def domain_schema(domain: Domain, case: Case | None = None) -> Schema:
+    """The live schema of the domain's allowlisted schemas."""
+    return live_schema(domain.database_for(case), domain.engine, domain.allowed_schemas)
+
+
+def domain_schemas(cases: Sequence[Case], domain: Domain) -> dict[str | None, Schema]:
+    """The live schema of each database the cases use, read once per database."""
+    first_case: dict[str | None, Case] = {}
+    for case in cases:
+        first_case.setdefault(case.db_id, case)
+    return {db_id: domain_schema(domain, case) for db_id, case in first_case.items()}

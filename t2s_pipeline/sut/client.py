@@ -17,6 +17,7 @@ from typing import Any
 
 from t2s_pipeline.cases import CaseSet
 from t2s_pipeline.errors import SutError
+from t2s_pipeline.progress import Progress
 from t2s_pipeline.sut.contract import (
     RUN_ID_PATTERN,
     AskResponse,
@@ -33,8 +34,6 @@ ERROR_CLASSES: tuple[str, ...] = (
     "exception",  # a Python SUT (kind python) raised
 )
 PHRASINGS: tuple[str, ...] = ("all", "main")
-
-Progress = Callable[[int, int], None]
 
 
 @dataclass(frozen=True)

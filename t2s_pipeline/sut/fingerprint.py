@@ -18,6 +18,8 @@ from pathlib import Path
 
 from t2s_pipeline.config import RunConfig
 from t2s_pipeline.errors import SutError
+from t2s_pipeline.sut.factory import http_client
+from t2s_pipeline.sut.python import callable_fingerprint
 
 _AGENT = Path(__file__).resolve().parent.parent / "agent"
 
@@ -38,8 +40,6 @@ def sut_fingerprint(config: RunConfig) -> str:
         except OSError as error:
             raise SutError(f"cannot read the replay file {path}: {error.strerror}") from None
     if sut.kind == "python":
-        from t2s_pipeline.sut.python import callable_fingerprint
-
         targets = [t for t in (sut.callable, sut.retrieve) if t]
         try:
             return "python:" + "+".join(callable_fingerprint(t) for t in targets)
@@ -65,7 +65,6 @@ def _source_hash(folder: Path) -> str:
 
 
 def _reported_version(config: RunConfig) -> str | None:
-    from t2s_pipeline.sut.factory import http_client
 
     client = http_client(config, timeout_s=10.0)
     try:

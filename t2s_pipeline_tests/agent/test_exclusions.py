@@ -37,7 +37,7 @@ def _text_twins(case_set: CaseSet) -> dict[str, frozenset[str]]:
 
 def _canonical_twins(case_set: CaseSet) -> dict[str, frozenset[str]]:
     try:
-        from t2s_pipeline.casecheck import find_twins
+        from t2s_pipeline.sql.canonical import find_twins
 
         return find_twins(case_set.cases, case_set.domain)
     except (T2SError, ImportError):  # no warehouse built: text twins only

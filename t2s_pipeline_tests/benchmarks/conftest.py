@@ -65,7 +65,7 @@ def settings_for(root: Path, cases: Path) -> T2SSettings:
         cases_dir=str(cases),
         configs_dir=str(root / "configs"),
         registry_dir=str(root / ".t2s" / "runs"),
-        results_path=str(root / ".t2s" / "results.duckdb"),
+        results_path=str(root / ".t2s" / "results"),
         decisions_dir=str(root / "decisions"),
         hostile_dir=str(HOSTILE_SUITE),
         warehouse_path=str(root / "unused.duckdb"),

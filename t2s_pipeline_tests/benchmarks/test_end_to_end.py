@@ -14,7 +14,7 @@ from t2s_pipeline.benchmarks.imports import import_bird, import_spider
 from t2s_pipeline.benchmarks.manifest import read_manifest
 from t2s_pipeline.benchmarks.predictions import convert_predictions, write_replay_config
 from t2s_pipeline.cases import load_cases
-from t2s_pipeline.evaluation import summarise_run
+from t2s_pipeline.run.summary import summarise_run
 from t2s_pipeline.scoring.summary import RunSummary
 from t2s_pipeline_tests.benchmarks.conftest import Benchmark, settings_for
 

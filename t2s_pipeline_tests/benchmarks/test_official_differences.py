@@ -14,7 +14,7 @@ import pytest
 
 from t2s_pipeline.benchmarks.official import bird_ex, spider_ex, spider_order_matters
 from t2s_pipeline.config import ScorerSettings
-from t2s_pipeline.evaluation import score_pair
+from t2s_pipeline.scoring.pair import score_pair
 from t2s_pipeline_tests.benchmarks.conftest import Benchmark
 
 

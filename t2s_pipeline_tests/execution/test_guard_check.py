@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-import t2s_pipeline.evaluation as ev
+import t2s_pipeline.execution.hostile_check as ev
 
 CLEAN = """
 - id: write-delete-orders

@@ -66,7 +66,7 @@ def project(tmp_path: Path, demo_warehouse: Path) -> Project:
         cases_dir=str(cases),
         configs_dir=str(tmp_path / "configs"),
         registry_dir=str(tmp_path / ".t2s" / "runs"),
-        results_path=str(tmp_path / ".t2s" / "results.duckdb"),
+        results_path=str(tmp_path / ".t2s" / "results"),
         decisions_dir=str(tmp_path / "decisions"),
         hostile_dir=str(HOSTILE_SUITE),
         warehouse_path=str(demo_warehouse),

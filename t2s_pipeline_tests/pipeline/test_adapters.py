@@ -18,7 +18,7 @@ from t2s_pipeline.cases import load_cases
 from t2s_pipeline.cli import main
 from t2s_pipeline.commands.runs import preflight
 from t2s_pipeline.errors import ConfigError
-from t2s_pipeline.evaluation import summarise_run
+from t2s_pipeline.run.summary import summarise_run
 from t2s_pipeline_tests.sut import foreign_service
 from t2s_pipeline_tests.sut.foreign_service import FIELDS, PATHS, ForeignService, serve
 

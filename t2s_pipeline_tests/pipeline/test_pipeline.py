@@ -23,7 +23,8 @@ from t2s_pipeline.assets.launch import run_config
 from t2s_pipeline.assets.resources import T2SSettings
 from t2s_pipeline.cases import load_cases
 from t2s_pipeline.cli import main
-from t2s_pipeline.evaluation import compare, summarise_run
+from t2s_pipeline.run.compare import compare
+from t2s_pipeline.run.summary import summarise_run
 
 from .conftest import REPO, Project
 

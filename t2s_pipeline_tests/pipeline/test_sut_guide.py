@@ -15,7 +15,7 @@ import httpx
 
 from t2s_pipeline.agent.openapi import openapi_document
 from t2s_pipeline.assets.launch import run_config
-from t2s_pipeline.evaluation import summarise_run
+from t2s_pipeline.run.summary import summarise_run
 
 from .conftest import REPO, Project
 

@@ -8,9 +8,9 @@ from typing import Any
 
 import pytest
 
-from t2s_pipeline import evaluation as ev
-from t2s_pipeline.casecheck import domain_schemas
 from t2s_pipeline.cases import CaseSet, load_cases
+from t2s_pipeline.run import analyse as ev
+from t2s_pipeline.sql.schema import domain_schemas
 from t2s_pipeline.sut.client import build_items
 
 REPO = Path(__file__).resolve().parents[2]

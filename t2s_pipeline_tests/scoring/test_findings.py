@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from t2s_pipeline.config import ScorerSettings
-from t2s_pipeline.evaluation import score_pair
+from t2s_pipeline.scoring.pair import score_pair
 
 SCHEMAS = ["sales", "finance", "inventory"]
 LOW_STOCK = """

@@ -33,7 +33,7 @@ def engine_functions(engine: str, url: str | None = None) -> frozenset[str]:
     elif engine == SQLITE:
         rows = sqlite3.connect(":memory:").execute(_SQLITE).fetchall()
     else:
-        import psycopg
+        import psycopg  # lazy: only the PostgreSQL lister needs the driver
 
         sql = resources.files(__package__).joinpath("postgres_candidates.sql").read_text()
         with psycopg.connect(url or "") as connection:

@@ -1,0 +1,87 @@
+"""TODO docstring."""
+
+from __future__ import annotations
+
+import json
+from collections import Counter
+from collections.abc import Mapping, Sequence
+
+import pandas as pd
+
+from t2s_pipeline.config import ScorerSettings
+from t2s_pipeline.execution.records import ExecutedResult, from_frame
+from t2s_pipeline.run.analyse import analyses_from_frame
+from t2s_pipeline.run.ask import outcomes_from_frames
+from t2s_pipeline.run.context import Metadata, RunContext, StageResult
+from t2s_pipeline.run.rows import family_metadata, write
+from t2s_pipeline.scoring.item import ItemAnalysis, item_ceilings, output_row, score_item_output
+from t2s_pipeline.scoring.summary import (
+    count_ceilings,
+)
+
+
+def score_outputs(
+    settings: ScorerSettings,
+    analyses: Mapping[str, ItemAnalysis],
+    gold: pd.DataFrame,
+    candidates: Mapping[str, ExecutedResult],
+    responses: pd.DataFrame,
+    probes: pd.DataFrame | None = None,
+) -> list[dict[str, object]]:
+    """Output family and exact match of every item, with its ceilings.
+
+    ``probes``: the run's retriever probes, for a SUT the harness can probe (HTTP, built-in);
+    an item whose probe is missing or failed is ``no_probe``. None: not a probed SUT (replay).
+    """
+
+    gold_by_case = from_frame(gold)
+    drift = dict(zip(gold["key"], gold["drift"], strict=True)) if not gold.empty else {}
+    outcomes = outcomes_from_frames(responses, pd.DataFrame() if probes is None else probes)
+    isolated = dict(zip(responses["item_id"], responses["isolated"], strict=True))
+    rows = []
+    for item_id, analysis in analyses.items():
+        reference = gold_by_case.get(analysis.case_id)
+        candidate = candidates.get(item_id)
+        score = score_item_output(analysis, reference, candidate, settings)
+        outcome = outcomes.get(item_id)
+        found = item_ceilings(
+            outcome,
+            reference,
+            candidate,
+            score,
+            bool(isolated.get(item_id, True)),
+            bool(drift.get(analysis.case_id, False)),
+        )
+        if probes is not None and (outcome is None or outcome.probe is None):
+            found.append("no_probe")  # missing (no retrieve endpoint) or failed
+        row = output_row(analysis, score, found)
+        row["candidate_status"] = None if candidate is None else candidate.status
+        row["gold_status"] = None if reference is None else reference.status
+        rows.append(row)
+    return rows
+
+
+def ceiling_counts(rows: Sequence[Mapping[str, object]]) -> dict[str, int]:
+    """Items per ceiling, every ceiling of §10 listed."""
+    counter: Counter[str] = Counter()
+    for row in rows:
+        counter.update(json.loads(str(row["ceilings_json"])))
+    return count_ceilings(counter)
+
+
+def materialise(run: RunContext) -> StageResult:
+    """Output family (columns and cells) and exact match, with every ceiling per item; the
+    value is the rows, for the asset's table of the items behind each ceiling."""
+    store, run_id = run.store, run.run_id
+    rows = score_outputs(
+        run.spec.config.scorer,
+        analyses_from_frame(store.read("sql_analyses", run_id)),
+        store.read("gold_results", run_id),
+        from_frame(store.read("candidate_results", run_id)),
+        store.read("sut_responses", run_id),
+        None if run.spec.config.sut.kind == "replay" else store.read("retrieval_probes", run_id),
+    )
+    write(run, "output_scores", rows)
+    metadata: Metadata = dict(family_metadata(rows, ["columns_recall", "cells_recall"]))
+    metadata |= {f"ceiling/{k}": v for k, v in ceiling_counts(rows).items()}
+    return StageResult({"output_scores": metadata}, value=rows)

@@ -1,0 +1,283 @@
+"""TODO docstring."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+
+import pandas as pd
+
+from t2s_pipeline.cases import Case
+from t2s_pipeline.config import ScorerSettings
+from t2s_pipeline.execution.records import ExecutedResult
+from t2s_pipeline.results import Column, ResultSet
+from t2s_pipeline.scoring.components import ComponentSets, score_components
+from t2s_pipeline.scoring.diagnosis import ItemEvidence, diagnose
+from t2s_pipeline.scoring.findings import component_findings, retrieval_findings
+from t2s_pipeline.scoring.output import OutputScore, OutputSettings, score_output
+from t2s_pipeline.scoring.summary import (
+    COMPONENT_SETS,
+)
+from t2s_pipeline.sql.analysis import OutputColumn
+from t2s_pipeline.sut.client import ItemOutcome
+
+
+@dataclass(frozen=True)
+class ItemAnalysis:
+    """Both queries of one item, analysed once for every family that needs them."""
+
+    item_id: str
+    case_id: str
+    required_tables: tuple[str, ...]
+    gold_columns: tuple[OutputColumn, ...]
+    gold_components: ComponentSets
+    gold_ordered: bool
+    candidate_columns: tuple[OutputColumn, ...] | None
+    candidate_components: ComponentSets | None
+    candidate_error: str | None
+
+
+def result_set(
+    result: ExecutedResult | None, columns: Sequence[OutputColumn] | None
+) -> ResultSet | None:
+    """The scorer's view of an executed result: None when it failed; origins when they line up."""
+    if result is None or not result.ok:
+        return None
+    lineage = list(columns) if columns is not None and len(columns) == len(result.columns) else None
+    cols = tuple(
+        Column(
+            name=name,
+            origin=None if lineage is None else lineage[i].origin,
+            expression=None if lineage is None else lineage[i].expression,
+        )
+        for i, name in enumerate(result.columns)
+    )
+    return ResultSet(cols, result.rows)
+
+
+def output_settings(settings: ScorerSettings) -> OutputSettings:
+    return OutputSettings(
+        tau=settings.tau,
+        float_decimals=settings.float_decimals,
+        shelf_bound=settings.shelf_bound,
+        ordered_compare=settings.ordered_compare,
+        permutation_bound=settings.permutation_bound,
+    )
+
+
+def score_item_output(
+    analysis: ItemAnalysis,
+    gold: ExecutedResult | None,
+    candidate: ExecutedResult | None,
+    settings: ScorerSettings,
+) -> OutputScore:
+    return score_output(
+        result_set(gold, analysis.gold_columns),
+        result_set(candidate, analysis.candidate_columns),
+        output_settings(settings),
+        reference_ordered=analysis.gold_ordered,
+    )
+
+
+def item_ceilings(
+    outcome: ItemOutcome | None,
+    gold: ExecutedResult | None,
+    candidate: ExecutedResult | None,
+    output: OutputScore | None,
+    isolated: bool,
+    drift: bool,
+) -> list[str]:
+    """Every ceiling that limits what this item's numbers can say."""
+    found: list[str] = []
+    if gold is None or not gold.ok:
+        found.append("gold_failed")
+    elif gold.truncated:
+        found.append("gold_truncated")
+    if drift:
+        found.append("gold_drift")
+    if outcome is not None and outcome.error_class == "timeout":
+        found.append("agent_timeout")
+    elif outcome is not None and outcome.error_class is not None:
+        found.append("agent_error")
+    sut_refused = outcome is not None and outcome.response is not None and outcome.response.refused
+    if sut_refused or candidate is not None and candidate.status in ("refused", "timeout"):
+        found.append("refused")  # by the SUT itself, or by the guard when its SQL ran
+    if candidate is not None and candidate.truncated:
+        found.append("candidate_truncated")
+    if not isolated:
+        found.append("not_isolated")
+    if output is not None:
+        found += [c for c in output.ceilings if c not in found]
+        if output.scorer_fault and "scorer_fault" not in found:
+            found.append("scorer_fault")
+    return found
+
+
+def component_row(analysis: ItemAnalysis) -> dict[str, object]:
+    scores = score_components(analysis.gold_components, analysis.candidate_components)
+    row: dict[str, object] = {"item_id": analysis.item_id, "case_id": analysis.case_id}
+    for name in COMPONENT_SETS:
+        pr = getattr(scores, name)
+        row[f"{name}_precision"] = pr.precision
+        row[f"{name}_recall"] = pr.recall
+    row["parse_error"] = analysis.candidate_error
+    row["gold_sets_json"] = json.dumps(sets_json(analysis.gold_components))
+    row["candidate_sets_json"] = (
+        None
+        if analysis.candidate_components is None
+        else json.dumps(sets_json(analysis.candidate_components))
+    )
+    return row
+
+
+def sets_json(components: ComponentSets) -> dict[str, object]:
+    """Each component set sorted, and ``display``: element -> the text as written, where the
+    two differ (meaning-level normalisation, SPEC 7)."""
+    sets: dict[str, object] = {name: sorted(getattr(components, name)) for name in COMPONENT_SETS}
+    shown = {k: v for k, v in components.display.items() if k != v}
+    if shown:
+        sets["display"] = shown
+    return sets
+
+
+def output_row(
+    analysis: ItemAnalysis, score: OutputScore, ceilings: Sequence[str]
+) -> dict[str, object]:
+    data = score.to_json()
+    output = data["output"]
+    assert isinstance(output, dict)
+    return {
+        "item_id": analysis.item_id,
+        "case_id": analysis.case_id,
+        "exact_match": score.exact_match,
+        "columns_precision": score.columns_precision,
+        "columns_recall": score.columns_recall,
+        "cells_precision": score.cells_precision,
+        "cells_recall": score.cells_recall,
+        "selectivity": score.selectivity,
+        "matched_cells": score.matched_cells,
+        "reference_rows": score.reference_rows,
+        "candidate_rows": score.candidate_rows,
+        "pairs_json": json.dumps(output["pairs"]),
+        "key_json": json.dumps(output["key"]),
+        "scorer_fault": score.scorer_fault,
+        "ceilings_json": json.dumps(list(ceilings)),
+        "presentation_json": json.dumps(list(score.presentation)),
+    }
+
+
+def evidence(
+    output: Mapping[str, object],
+    components: Mapping[str, object],
+    retrieval: Mapping[str, object],
+    candidate_failed: bool,
+    gold_failed: bool,
+) -> ItemEvidence:
+    """Gather one item's figures and findings from its stored family rows for the diagnosis."""
+
+    def differs(name: str) -> bool:
+        p, r = num(components.get(f"{name}_precision")), num(components.get(f"{name}_recall"))
+        return (
+            (p is not None and p < 1.0)
+            or (r is not None and r < 1.0)
+            or ((p is None) != (r is None))
+        )
+
+    gold_sets = json_object(components.get("gold_sets_json"))
+    candidate_sets = json_object(components.get("candidate_sets_json"))
+    display = {**as_mapping(gold_sets.get("display")), **as_mapping(candidate_sets.get("display"))}
+    found = retrieval_findings([str(t) for t in json_list(retrieval.get("missing_json"))])
+    structural = []
+    if candidate_sets:
+        structural = component_findings(gold_sets, candidate_sets, display)  # type: ignore[arg-type]
+        found += structural
+    status = output.get("gold_status") if gold_failed else output.get("candidate_status")
+
+    def supported(category: str, fallback: bool) -> bool:
+        # What the findings say, when both sides were reduced to sets; else the set figures.
+        return any(f.category == category for f in structural) if candidate_sets else fallback
+
+    presentation = tuple(str(t) for t in json_list(output.get("presentation_json")))
+    if (
+        not presentation
+        and candidate_sets
+        and as_int(output.get("reference_rows")) == 0 == as_int(output.get("candidate_rows"))
+        and not any(f.category in ("wrong_table", "wrong_filter", "wrong_grain") for f in found)
+        and not any(f.category == "wrong_metric" for f in structural)
+    ):
+        presentation = ("both results are empty and select the same rows; only the columns differ",)
+    return ItemEvidence(
+        gold_failed=gold_failed,
+        scorer_fault=bool(output.get("scorer_fault")),
+        exact_match=bool(output.get("exact_match")),
+        candidate_failed=candidate_failed,
+        retrieval_recall=num(retrieval.get("recall")),
+        tables_differ=supported("wrong_table", differs("tables")),
+        filters_differ=differs("filters"),
+        group_by_differ=differs("group_by"),
+        metric_differ=supported("wrong_metric", differs("aggregations") or differs("select")),
+        cells_precision=num(output.get("cells_precision")),
+        cells_recall=num(output.get("cells_recall")),
+        reference_rows=as_int(output.get("reference_rows")),
+        candidate_rows=as_int(output.get("candidate_rows")),
+        findings=tuple(found),
+        presentation=presentation,
+        failure=None if status is None or num_is_missing(status) else str(status),
+    )
+
+
+def diagnosis_row(item_id: str, case_id: str, evidence_: ItemEvidence) -> dict[str, object]:
+    diagnosis = diagnose(evidence_)
+    return {
+        "item_id": item_id,
+        "case_id": case_id,
+        "category": diagnosis.category,
+        "rule": diagnosis.rule,
+        "categories_json": json.dumps(list(diagnosis.categories)),
+        "findings_json": json.dumps(
+            [{"category": f.category, "text": f.text} for f in diagnosis.findings]
+        ),
+    }
+
+
+def json_object(value: object) -> dict[str, object]:
+    if not isinstance(value, str) or not value:
+        return {}
+    loaded = json.loads(value)
+    return loaded if isinstance(loaded, dict) else {}
+
+
+def json_list(value: object) -> list[object]:
+    if not isinstance(value, str) or not value:
+        return []
+    loaded = json.loads(value)
+    return loaded if isinstance(loaded, list) else []
+
+
+def as_mapping(value: object) -> dict[str, str]:
+    return {str(k): str(v) for k, v in value.items()} if isinstance(value, dict) else {}
+
+
+def num_is_missing(value: object) -> bool:
+    return value is pd.NA or (isinstance(value, float) and value != value)
+
+
+def num(value: object) -> float | None:
+    if value is None or (isinstance(value, float) and value != value) or value is pd.NA:
+        return None
+    return float(value)  # type: ignore[arg-type]
+
+
+def as_int(value: object) -> int | None:
+    number = num(value)
+    return None if number is None else int(number)
+
+
+def gold_drift(case: Case, gold: ExecutedResult | None, settings: ScorerSettings) -> bool:
+    """The live gold result differs from the frozen ``expected_result`` (exact match, §6.5)."""
+    if case.expected_result is None or gold is None or not gold.ok:
+        return False
+    frozen = ResultSet.from_names(case.expected_result.columns, case.expected_result.rows)
+    live = ResultSet.from_names(gold.columns, gold.rows)
+    return not score_output(frozen, live, output_settings(settings)).exact_match
