@@ -1,5 +1,7 @@
 """Wiring only: the Dagster code location of t2s_pipeline."""
 
+from typing import Any
+
 import dagster as dg
 
 from t2s_pipeline.assets.cases import gold_cases
@@ -9,21 +11,29 @@ from t2s_pipeline.assets.resources import T2SSettings
 from t2s_pipeline.assets.sensors import EVAL_JOB, build_sensors
 from t2s_pipeline.project import default_cases
 
-eval_job = dg.define_asset_job(
-    EVAL_JOB,
-    selection=dg.AssetSelection.assets(*RUN_ASSETS, *JUDGE_ASSETS),
-    # One process, steps in order: the results store has one DuckDB writer at a time.
-    executor_def=dg.in_process_executor,
-    description="Evaluate one run partition end to end.",
-)
+
+def eval_job(executor: dg.ExecutorDefinition | None = None) -> Any:
+    """The job that evaluates one run partition. Each run writes only its own files of the
+    results store, so runs of different partitions execute at once (a backfill, the queued run
+    coordinator) and the steps of one run may run in separate processes or on other hosts:
+    by default the multiprocess executor, two steps at a time; ``deploy/celery_definitions``
+    puts them on Celery workers."""
+    return dg.define_asset_job(
+        EVAL_JOB,
+        selection=dg.AssetSelection.assets(*RUN_ASSETS, *JUDGE_ASSETS),
+        executor_def=executor or dg.multiprocess_executor.configured({"max_concurrent": 2}),
+        description="Evaluate one run partition end to end.",
+    )
 
 
-def build_definitions(settings: T2SSettings) -> dg.Definitions:
+def build_definitions(
+    settings: T2SSettings, executor: dg.ExecutorDefinition | None = None
+) -> dg.Definitions:
     """The code location for one set of project paths (tests pass temporary ones)."""
     return dg.Definitions(
         assets=[gold_cases, *RUN_ASSETS, *JUDGE_ASSETS, run_comparisons],
         asset_checks=RUN_CHECKS,
-        jobs=[eval_job],
+        jobs=[eval_job(executor)],
         sensors=build_sensors(settings),
         resources={"settings": settings},
     )

@@ -1,4 +1,4 @@
-"""TODO docstring."""
+"""``t2s show RUN --item ID``: one item's question, both SQL texts, stored rows and figures."""
 
 from __future__ import annotations
 

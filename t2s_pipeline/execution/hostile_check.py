@@ -1,10 +1,17 @@
-"""TODO docstring."""
+"""The run's guardrails check: the hostile suite on scratch copies of the warehouse, cached.
+
+A clean verdict is cached by (suite, executor code, warehouse); runs that start at once (a
+backfill) take a lock on the cache folder, so one of them runs the suite and the others read
+its verdict instead of each running it.
+"""
 
 from __future__ import annotations
 
+import fcntl
 import hashlib
 import json
 import logging
+import os
 import tempfile
 from collections.abc import Sequence
 from dataclasses import asdict, dataclass
@@ -47,17 +54,31 @@ def hostile_report(
     the cause of.
     """
     key = _guard_key(suite, warehouse, engines, timeout_s)
-    cached = None if cache is None else cache / f"{key}.json"
-    if cached is not None and cached.exists():
-        data = json.loads(cached.read_text(encoding="utf-8"))
-        summary = HostileSummary(**{**data, "failures": tuple(data.get("failures", ()))})
+    if cache is None:
+        return _run_hostile(suite, warehouse, engines, timeout_s)
+    cached = cache / f"{key}.json"
+    cache.mkdir(parents=True, exist_ok=True)
+    with open(cache / ".lock", "w", encoding="utf-8") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)  # released when the file closes, even on a crash
+        found = _read_cached(cached)
+        if found is not None:
+            return found
+        summary = _run_hostile(suite, warehouse, engines, timeout_s)
         if summary.clean:
-            return summary
-    summary = _run_hostile(suite, warehouse, engines, timeout_s)
-    if cached is not None and summary.clean:
-        cached.parent.mkdir(parents=True, exist_ok=True)
-        cached.write_text(json.dumps(asdict(summary)), encoding="utf-8")
+            temporary = cached.with_suffix(".tmp")
+            temporary.write_text(json.dumps(asdict(summary)), encoding="utf-8")
+            os.replace(temporary, cached)
     return summary
+
+
+def _read_cached(path: Path) -> HostileSummary | None:
+    """A cached clean verdict, or None (missing, unreadable or not clean: run the suite)."""
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+        summary = HostileSummary(**{**data, "failures": tuple(data.get("failures", ()))})
+    except (OSError, ValueError, TypeError):
+        return None
+    return summary if summary.clean else None
 
 
 def _guard_key(suite: Path, warehouse: Path, engines: Sequence[str], timeout_s: float) -> str:

@@ -1,4 +1,5 @@
-"""TODO docstring."""
+"""The analyse stage: the gold and cleaned candidate SQL of every item, analysed once (output
+columns, component sets, required tables), memoised across the phrasings of a case."""
 
 from __future__ import annotations
 

@@ -1,4 +1,5 @@
-"""TODO docstring."""
+"""The ask stage: every item put to the SUT over its API (and its retriever probed), with each
+failure recorded, and whether leave-one-out held for it."""
 
 from __future__ import annotations
 

@@ -1,4 +1,5 @@
-"""TODO docstring."""
+"""Comparing runs: the previous comparable run, paired deltas, the regression verdict, and the
+shared comparison tables refreshed after every run."""
 
 from __future__ import annotations
 

@@ -1,4 +1,5 @@
-"""TODO docstring."""
+"""The diagnose stage: the deterministic diagnosis (SPEC 11) of every item, from the stored
+output, component and retrieval rows."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""TODO docstring."""
+"""The exact stage: headline EX per item, with its phrasing and difficulty band."""
 
 from __future__ import annotations
 

@@ -1,4 +1,5 @@
-"""TODO docstring."""
+"""The execute stages: every gold query (with its drift from the frozen result) and every
+candidate query, live, through the one evaluation guard."""
 
 from __future__ import annotations
 

@@ -1,4 +1,5 @@
-"""TODO docstring."""
+"""The items stage: cases x phrasings, each with its leave-one-out exclusions (the case and
+its twins), stored with the request context the SUT is sent."""
 
 from __future__ import annotations
 

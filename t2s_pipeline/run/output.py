@@ -1,4 +1,5 @@
-"""TODO docstring."""
+"""The output stage: output columns and cells (SPEC 6) and exact match of every item, with
+every ceiling (SPEC 10) that bounds what its figures can say."""
 
 from __future__ import annotations
 

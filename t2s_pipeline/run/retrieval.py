@@ -1,4 +1,5 @@
-"""TODO docstring."""
+"""The retrieval stage: required tables against the tables the SUT offered (its trace) and
+the tables its retriever returns when probed directly."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""TODO docstring."""
+"""Helpers every stage shares: writing a stage's rows, and its metadata means with their n."""
 
 from __future__ import annotations
 

@@ -1,4 +1,5 @@
-"""TODO docstring."""
+"""The summary stage: every family's means with n and CI, EX by band, ceilings, diagnoses and
+robustness of one run, from the stored per-item tables."""
 
 from __future__ import annotations
 

@@ -1,4 +1,6 @@
-"""TODO docstring."""
+"""Scoring one item from its analysed SQL and its two results: the pure per-item building
+blocks every family shares (output score, ceilings, component and diagnosis evidence, gold
+drift), used by the run's stages and by ``t2s score`` alike. No store, no Dagster."""
 
 from __future__ import annotations
 

@@ -1,4 +1,6 @@
-"""TODO docstring."""
+"""One gold/candidate pair scored on one database, as ``t2s score`` prints it (SPEC 15): both
+queries through the evaluation guard, every family, the ceilings and the diagnosis a run would
+store for the same pair."""
 
 from __future__ import annotations
 
