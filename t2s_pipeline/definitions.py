@@ -15,15 +15,25 @@ from t2s_pipeline.project import default_cases
 def eval_job(executor: dg.ExecutorDefinition | None = None) -> Any:
     """The job that evaluates one run partition. Each run writes only its own files of the
     results store, so runs of different partitions execute at once (a backfill, the queued run
-    coordinator) and the steps of one run may run in separate processes or on other hosts:
-    by default the multiprocess executor, two steps at a time; ``deploy/celery_definitions``
-    puts them on Celery workers."""
+    coordinator), and the steps of one run may run in separate processes or on other hosts.
+    By default a run's steps run in its own process (no start-up cost per step); choose
+    ``multiprocess`` under ``execution`` in the launchpad to run independent steps at once,
+    or load ``t2s_pipeline.celery_definitions`` to put them on Celery workers."""
+    if executor is not None:
+        return dg.define_asset_job(
+            EVAL_JOB, selection=_RUN_SELECTION, executor_def=executor, description=_JOB_TEXT
+        )
     return dg.define_asset_job(
         EVAL_JOB,
-        selection=dg.AssetSelection.assets(*RUN_ASSETS, *JUDGE_ASSETS),
-        executor_def=executor or dg.multiprocess_executor.configured({"max_concurrent": 2}),
-        description="Evaluate one run partition end to end.",
+        selection=_RUN_SELECTION,
+        executor_def=dg.multi_or_in_process_executor,
+        config={"execution": {"config": {"in_process": {}}}},
+        description=_JOB_TEXT,
     )
+
+
+_RUN_SELECTION = dg.AssetSelection.assets(*RUN_ASSETS, *JUDGE_ASSETS)
+_JOB_TEXT = "Evaluate one run partition end to end."
 
 
 def build_definitions(

@@ -10,58 +10,23 @@ import threading
 from pathlib import Path
 
 import dagster as dg
-import pandas as pd
 import pytest
 
 from t2s_pipeline.assets.evaluation import FAST_CHECKS
 from t2s_pipeline.assets.launch import run_config
 from t2s_pipeline.assets.resources import T2SSettings
-from t2s_pipeline.execution.records import from_frame
 from t2s_pipeline.run.lock import LOCK_NAME, RunInProgress, run_lock
 from t2s_pipeline.run.runner import run_config_plainly
 from t2s_pipeline.store import ResultsStore
-from t2s_pipeline.tables import TABLES
 
 from .conftest import Project
-
-# Wall-clock figures differ between two evaluations of the same partition; nothing else may.
-VOLATILE = {"latency_s", "seconds", "started_at", "ended_at", "code_version"}
-
-
-def _raw_orders(store: ResultsStore, run_id: str) -> dict[str, str]:
-    results = from_frame(store.read("candidate_results", run_id))
-    return {key: repr(result.rows) for key, result in results.items()}
-
-
-def _table(store: ResultsStore, name: str, run_id: str, unstable: set[str]) -> pd.DataFrame:
-    data = store.read(name, run_id)
-    if "payload" in data.columns:
-        # An unordered query may return its rows in another order on each execution (DuckDB
-        # scans in parallel): compare each result as a multiset of rows.
-        results = from_frame(data)
-        data = data.assign(
-            payload=[repr(sorted(map(repr, results[k].rows))) for k in data["key"]],
-            preview_json=[
-                json.dumps(sorted(map(json.dumps, json.loads(p)))) for p in data["preview_json"]
-            ],
-        )
-    for column in ("item_id", "key"):
-        if column in data.columns:
-            data = data[~data[column].isin(unstable)]
-    data = data.drop(columns=[c for c in data.columns if c in VOLATILE])
-    if name == "runs" and unstable:
-        data = data.drop(columns="summary_json")  # its means include the unstable items
-    key = [k for k in TABLES[name].key if k in data.columns]
-    return data.sort_values(key).reset_index(drop=True)
+from .same_tables import differing_tables
 
 
 def test_plain_runner_writes_the_same_tables_as_dagster(
     project: Project, instance: dg.DagsterInstance, tmp_path: Path
 ) -> None:
-    """Every run table equal, row for row, column for column. The only exception is an item
-    whose candidate query has no order and came back from the database in another row order
-    the second time (the same rows): its order-sensitive figures may differ, so it is left
-    out, and such items must stay a small minority."""
+    """Every run table equal, row for row, column for column (see ``same_tables``)."""
     config = project.config("both-ways")
     dagster = run_config(config, project.settings, instance=instance, checks=FAST_CHECKS)
     assert dagster.success
@@ -71,24 +36,8 @@ def test_plain_runner_writes_the_same_tables_as_dagster(
     )
     assert plain.spec.run_id == dagster.run_id
     assert set(plain.seconds) >= {"items", "ask", "gold", "output", "summary"}
-    a, b = project.settings.store(), ResultsStore(plain_results)
-    left_orders, right_orders = _raw_orders(a, dagster.run_id), _raw_orders(b, dagster.run_id)
-    unstable = {k for k, rows in left_orders.items() if right_orders.get(k) != rows}
-    assert len(unstable) <= len(left_orders) // 10, unstable
-    compared, differing = [], []
-    for name, declared in TABLES.items():
-        if declared.scope != "run":
-            continue
-        left = _table(a, name, dagster.run_id, unstable)
-        right = _table(b, name, dagster.run_id, unstable)
-        try:
-            pd.testing.assert_frame_equal(left, right, check_dtype=True, obj=name)
-        except AssertionError as error:
-            print(f"{name}: {str(error)[:3000]}")
-            differing.append(name)
-        compared.append(name)
-    assert differing == []
-    assert len(compared) == 14 and len(_table(a, "output_scores", dagster.run_id, set())) > 0
+    store = project.settings.store()
+    assert differing_tables(store, ResultsStore(plain_results), dagster.run_id) == []
 
 
 def test_the_same_configuration_twice_at_once_runs_once(project: Project, tmp_path: Path) -> None:
