@@ -1,8 +1,10 @@
 """End-to-end pipeline benchmark: N items (demo cases replicated with fresh ids) through the
-built-in agent, every asset materialised. Prints items per second and where the time goes:
-the SUT (asking), the database (gold and candidate execution) and the harness (the rest).
+built-in agent, every asset materialised. Prints the run's time against its floor (every gold
+and candidate query executed once through the bare database plus a plain exact comparison,
+timed here) as `end-to-end / floor: X`, the harness's own cost per item, where the time goes,
+a second configuration on the same cases, and with several sizes how the time scales.
 
-    .venv/bin/python bench/pipeline.py --items 1000
+    .venv/bin/python bench/pipeline.py --items 1000 10000 [--plain]
 """
 
 from __future__ import annotations
@@ -14,12 +16,16 @@ import time
 from pathlib import Path
 
 import dagster as dg
+import duckdb
 import yaml
 
 from t2s_pipeline.assets.evaluation import FAST_CHECKS
 from t2s_pipeline.assets.launch import run_config
 from t2s_pipeline.assets.resources import T2SSettings
+from t2s_pipeline.cases import load_cases
 from t2s_pipeline.demo.generate import build_warehouse
+from t2s_pipeline.run.runner import run_config_plainly
+from t2s_pipeline.store import ResultsStore
 from t2s_pipeline.suites import HOSTILE_SUITE
 
 REPO = Path(__file__).resolve().parents[1]
@@ -62,63 +68,128 @@ def step_seconds(instance: dg.DagsterInstance, run_id: str) -> dict[str, float]:
     return durations
 
 
-def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__)
-    parser.add_argument("--items", type=int, default=1000)
-    args = parser.parse_args()
-    with tempfile.TemporaryDirectory(prefix="t2s-bench-pipeline-") as tmp:
-        root = Path(tmp)
-        warehouse = build_warehouse(root / "warehouse.duckdb").path
-        cases = root / "cases" / "bench"
-        replicate_cases(cases, warehouse, args.items)
-        config = root / "configs" / "bench.yaml"
-        config.parent.mkdir()
-        config.write_text(
-            yaml.safe_dump(
-                {
-                    "name": "bench",
-                    "cases": str(cases),
-                    "phrasings": "main",
-                    "sut": {"kind": "builtin"},
-                }
-            )
-        )
-        settings = T2SSettings(
-            cases_dir=str(cases),
-            configs_dir=str(config.parent),
-            registry_dir=str(root / "runs"),
-            results_path=str(root / "results"),
-            hostile_dir=str(HOSTILE_SUITE),
-            warehouse_path=str(warehouse),
-        )
-        with dg.instance_for_test() as instance:
-            started = time.perf_counter()
-            outcome = run_config(config, settings, instance, checks=FAST_CHECKS)
-            wall = time.perf_counter() - started
-            assert outcome.success, "the benchmark run failed"
-            runs = instance.get_runs(
-                filters=dg.RunsFilter(tags={"dagster/partition": outcome.run_id})
-            )
-            steps: dict[str, float] = {}
-            for run in runs:
-                steps.update(step_seconds(instance, run.run_id))
-        shutil.rmtree(root, ignore_errors=True)
-    total_steps = sum(steps.values())
+def floor_seconds(store: ResultsStore, run_id: str, cases: Path, warehouse: Path) -> float:
+    """The least any harness must spend: every item's gold and candidate query executed once
+    through the bare database (no guard, no limits) and their rows compared as multisets."""
+    case_set = load_cases(cases)
+    gold_sql = {c.id: c.gold_sql for c in case_set.cases}
+    responses = store.read("sut_responses", run_id)
+    pairs = [
+        (gold_sql[str(row.case_id)], row.sql if isinstance(row.sql, str) else None)
+        for row in responses.itertuples(index=False)
+    ]
+    connection = duckdb.connect(str(warehouse), read_only=True)
+    started = time.perf_counter()
+    for gold, candidate in pairs:
+        expected = connection.execute(gold).fetchall()
+        try:
+            got = connection.execute(candidate).fetchall() if candidate else None
+        except duckdb.Error:
+            got = None
+        _ = got is not None and sorted(map(repr, got)) == sorted(map(repr, expected))
+    seconds = time.perf_counter() - started
+    connection.close()
+    return seconds
+
+
+def bench_settings(root: Path, cases: Path, config: Path, warehouse: Path) -> T2SSettings:
+    return T2SSettings(
+        cases_dir=str(cases),
+        configs_dir=str(config.parent),
+        registry_dir=str(root / "runs"),
+        results_path=str(root / "results"),
+        hostile_dir=str(HOSTILE_SUITE),
+        warehouse_path=str(warehouse),
+    )
+
+
+def write_config(root: Path, name: str, cases: Path, notes: bool = True) -> Path:
+    config = root / "configs" / f"{name}.yaml"
+    config.parent.mkdir(exist_ok=True)
+    sut: dict[str, object] = {"kind": "builtin"}
+    if not notes:
+        sut["use_comments"] = False
+    config.write_text(
+        yaml.safe_dump({"name": name, "cases": str(cases), "phrasings": "main", "sut": sut})
+    )
+    return config
+
+
+def dagster_run(config: Path, settings: T2SSettings) -> tuple[str, float, dict[str, float]]:
+    """One partition through Dagster; the run id, its wall time and each step's seconds."""
+    with dg.instance_for_test() as instance:
+        started = time.perf_counter()
+        outcome = run_config(config, settings, instance, checks=FAST_CHECKS)
+        wall = time.perf_counter() - started
+        assert outcome.success, "the benchmark run failed"
+        runs = instance.get_runs(filters=dg.RunsFilter(tags={"dagster/partition": outcome.run_id}))
+        steps: dict[str, float] = {}
+        for run in runs:
+            steps.update(step_seconds(instance, run.run_id))
+    return outcome.run_id, wall, steps
+
+
+def report(label: str, n_items: int, wall: float, floor: float, steps: dict[str, float]) -> None:
     sut = sum(v for k, v in steps.items() if k in SUT_STEPS)
     database = sum(v for k, v in steps.items() if k in DB_STEPS)
-    harness = wall - sut - database
-    print(f"{args.items} items end to end in {wall:.1f} s: {args.items / wall:.1f} items/s")
-    print(f"{'share':<28}{'seconds':>9}{'share':>8}")
-    for label, seconds in (
-        ("SUT (asking the agent)", sut),
-        ("database (gold + candidate)", database),
-        ("harness (everything else)", harness),
-    ):
-        print(f"{label:<28}{seconds:>9.1f}{seconds / wall:>8.0%}")
-    print("\nper step (s):")
+    print(f"\n{label}: {n_items} items end to end in {wall:.1f} s ({n_items / wall:.1f} items/s)")
+    print(f"  floor (bare database, every gold + candidate once, plain compare): {floor:.2f} s")
+    print(f"  end-to-end / floor: {wall / floor:.2f}")
+    print(f"  harness per item (run time minus floor): {(wall - floor) / n_items * 1000:.1f} ms")
+    print(
+        f"  harness per item (run time minus floor and SUT): "
+        f"{(wall - floor - sut) / n_items * 1000:.1f} ms"
+    )
+    print(f"  SUT {sut:.1f} s, guarded database steps {database:.1f} s")
+    print("  per step (s):")
     for key, seconds in sorted(steps.items(), key=lambda kv: -kv[1]):
-        print(f"  {key:<40}{seconds:>7.2f}")
-    print(f"  {'(sum of steps)':<40}{total_steps:>7.2f}")
+        print(f"    {key:<38}{seconds:>7.2f}")
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("--items", type=int, nargs="+", default=[1000])
+    parser.add_argument(
+        "--plain",
+        action="store_true",
+        help="also evaluate without Dagster (python -m t2s_pipeline.run)",
+    )
+    args = parser.parse_args()
+    walls: dict[int, float] = {}
+    with tempfile.TemporaryDirectory(prefix="t2s-bench-pipeline-") as tmp:
+        base = Path(tmp)
+        warehouse = build_warehouse(base / "warehouse.duckdb").path
+        for n_items in args.items:
+            root = base / f"n{n_items}"
+            cases = root / "cases" / "bench"
+            replicate_cases(cases, warehouse, n_items)
+            config = write_config(root, "bench", cases)
+            settings = bench_settings(root, cases, config, warehouse)
+            run_id, wall, steps = dagster_run(config, settings)
+            walls[n_items] = wall
+            floor = floor_seconds(settings.store(), run_id, cases, warehouse)
+            report("Dagster", n_items, wall, floor, steps)
+            # A second configuration on the same cases: gold results and analyses of identical
+            # SQL come from the first run instead of being computed again.
+            second = write_config(root, "bench-no-notes", cases, notes=False)
+            run_b, wall_b, steps_b = dagster_run(second, settings)
+            report("second configuration", n_items, wall_b,
+                   floor_seconds(settings.store(), run_b, cases, warehouse), steps_b)  # fmt: skip
+            if args.plain:
+                started = time.perf_counter()
+                plain = run_config_plainly(
+                    write_config(root, "bench-plain", cases), root / "plain", root / "plain-runs",
+                    say=lambda _: None,
+                )  # fmt: skip
+                plain_wall = time.perf_counter() - started
+                report("plain runner", n_items, plain_wall, floor, plain.seconds)
+            shutil.rmtree(root, ignore_errors=True)
+    if len(walls) > 1:
+        small, large = min(walls), max(walls)
+        print(
+            f"\n{large} items / {small} items: {walls[large] / walls[small]:.2f}x the time "
+            f"for {large / small:.0f}x the items"
+        )
 
 
 if __name__ == "__main__":

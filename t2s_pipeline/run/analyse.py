@@ -1,12 +1,17 @@
 """The analyse stage: the gold and cleaned candidate SQL of every item, analysed once (output
-columns, component sets, required tables), memoised across the phrasings of a case."""
+columns, component sets, required tables), memoised across the phrasings of a case and reused
+across runs: table ``analysis_cache`` keeps each analysis under a hash of the gold and
+candidate SQL, the dialect, the schema and the harness's code version, so a rerun or a second
+configuration answering with the same SQL does not parse it again."""
 
 from __future__ import annotations
 
+import datetime as dt
+import hashlib
 import json
 import logging
 from collections.abc import Mapping, Sequence
-from dataclasses import asdict, fields
+from dataclasses import asdict, dataclass, fields
 
 import pandas as pd
 
@@ -15,6 +20,7 @@ from t2s_pipeline.errors import SqlAnalysisError
 from t2s_pipeline.run.ask import candidate_sql, outcomes_from_frames
 from t2s_pipeline.run.context import RunContext, StageResult
 from t2s_pipeline.run.items import items_from_frame
+from t2s_pipeline.run.record import code_fingerprint
 from t2s_pipeline.run.rows import write
 from t2s_pipeline.scoring.components import ComponentSets
 from t2s_pipeline.scoring.item import ItemAnalysis, sets_json
@@ -24,9 +30,26 @@ from t2s_pipeline.scoring.summary import (
 from t2s_pipeline.sql.analysis import OutputColumn
 from t2s_pipeline.sql.pair import analyse_pair
 from t2s_pipeline.sql.schema import Schema, domain_schemas
+from t2s_pipeline.store import ResultsStore
 from t2s_pipeline.sut.client import Item, ItemOutcome
 
 _LOG = logging.getLogger(__name__)
+
+
+CACHE_TABLE = "analysis_cache"
+Cached = Mapping[str, ItemAnalysis]
+"""Earlier analyses by cache key (:func:`cache_key`); their ``item_id`` is not meaningful."""
+
+
+@dataclass(frozen=True)
+class Analysed:
+    analyses: list[ItemAnalysis]
+    failed: list[str]
+    """Items whose gold query could not be analysed."""
+    made: dict[str, ItemAnalysis]
+    """The analyses made here, by cache key (distinct SQL pairs)."""
+    reused: int
+    """Distinct SQL pairs whose analysis came from ``cached``."""
 
 
 def analyse_items(
@@ -36,9 +59,9 @@ def analyse_items(
     schemas: Mapping[str | None, Schema],
 ) -> list[ItemAnalysis]:
     """Analyse gold and candidate of every item (memoised on identical SQL of one case)."""
-    analyses, failed = _analyse_all(case_set, items, outcomes, schemas, skip_failures=False)
-    assert not failed
-    return analyses
+    analysed = _analyse_all(case_set, items, outcomes, schemas, {}, skip_failures=False)
+    assert not analysed.failed
+    return analysed.analyses
 
 
 def safe_analyse_items(
@@ -46,9 +69,31 @@ def safe_analyse_items(
     items: Sequence[Item],
     outcomes: Mapping[str, ItemOutcome],
     schemas: Mapping[str | None, Schema],
-) -> tuple[list[ItemAnalysis], list[str]]:
-    """Like :func:`analyse_items`, but a gold query that does not parse skips its items."""
-    return _analyse_all(case_set, items, outcomes, schemas, skip_failures=True)
+    cached: Cached | None = None,
+) -> Analysed:
+    """Like :func:`analyse_items`, but a gold query that does not parse skips its items; an
+    analysis found in ``cached`` is reused."""
+    return _analyse_all(case_set, items, outcomes, schemas, cached or {}, skip_failures=True)
+
+
+def cache_key(gold_sql: str, candidate: str | None, dialect: str, schema: Schema, code: str) -> str:
+    """What an analysis depends on: both SQL texts, the dialect, the schema and the code.
+
+    >>> schema = Schema({"s": {"t": {"a": "INTEGER"}}}, "duckdb")
+    >>> cache_key("SELECT 1", None, "duckdb", schema, "c1") == cache_key(
+    ...     "SELECT 1", None, "duckdb", schema, "c2")
+    False
+    """
+    digest = hashlib.sha256()
+    for part in (code, dialect, schema_hash(schema), gold_sql, candidate or "\0none"):
+        digest.update(part.encode())
+        digest.update(b"\0")
+    return digest.hexdigest()
+
+
+def schema_hash(schema: Schema) -> str:
+    text = json.dumps([schema.tables, schema.dialect, list(schema.search_path)], sort_keys=True)
+    return hashlib.sha256(text.encode()).hexdigest()
 
 
 def _analyse_all(
@@ -56,12 +101,16 @@ def _analyse_all(
     items: Sequence[Item],
     outcomes: Mapping[str, ItemOutcome],
     schemas: Mapping[str | None, Schema],
+    cached: Cached,
     skip_failures: bool,
-) -> tuple[list[ItemAnalysis], list[str]]:
+) -> Analysed:
     """One memo over every item: phrasings of a case answered with the same SQL share one
     analysis, and a case whose gold cannot be analysed is tried once."""
     cases = case_set.by_id()
+    dialect, code = case_set.domain.dialect, code_fingerprint()
     memo: dict[tuple[str, str | None], ItemAnalysis | SqlAnalysisError] = {}
+    made: dict[str, ItemAnalysis] = {}
+    reused = 0
     analyses: list[ItemAnalysis] = []
     failed: list[str] = []
     for item in items:
@@ -69,23 +118,35 @@ def _analyse_all(
         sql = candidate_sql(outcomes.get(item.item_id))
         key = (case.id, sql)
         if key not in memo:
-            try:
-                memo[key] = _analyse(case, sql, case_set.domain.dialect, schemas[case.db_id])
-            except SqlAnalysisError as error:
-                if not skip_failures:
-                    raise
-                memo[key] = error
+            schema = schemas[case.db_id]
+            stored = cache_key(case.gold_sql, sql, dialect, schema, code)
+            if stored in cached:
+                memo[key] = _recase(cached[stored], case.id)
+                reused += 1
+            else:
+                try:
+                    memo[key] = made[stored] = _analyse(case, sql, dialect, schema)
+                except SqlAnalysisError as error:
+                    if not skip_failures:
+                        raise
+                    memo[key] = error
         found = memo[key]
         if isinstance(found, SqlAnalysisError):
             failed.append(item.item_id)
         else:
             analyses.append(_retag(found, item.item_id))
-    return analyses, failed
+    return Analysed(analyses, failed, made, reused)
 
 
 def _retag(analysis: ItemAnalysis, item_id: str) -> ItemAnalysis:
     return ItemAnalysis(
         **{**{f.name: getattr(analysis, f.name) for f in fields(analysis)}, "item_id": item_id}
+    )
+
+
+def _recase(analysis: ItemAnalysis, case_id: str) -> ItemAnalysis:
+    return ItemAnalysis(
+        **{**{f.name: getattr(analysis, f.name) for f in fields(analysis)}, "case_id": case_id}
     )
 
 
@@ -113,44 +174,74 @@ def analysis_row(analysis: ItemAnalysis) -> dict[str, object]:
         "case_id": analysis.case_id,
         "required_json": json.dumps(list(analysis.required_tables)),
         "parse_error": analysis.candidate_error,
-        "analysis_json": json.dumps(
-            {
-                "required_tables": list(analysis.required_tables),
-                "gold_columns": [asdict(c) for c in analysis.gold_columns],
-                "gold_components": sets_json(analysis.gold_components),
-                "gold_ordered": analysis.gold_ordered,
-                "candidate_columns": None
-                if analysis.candidate_columns is None
-                else [asdict(c) for c in analysis.candidate_columns],
-                "candidate_components": None
-                if analysis.candidate_components is None
-                else sets_json(analysis.candidate_components),
-                "candidate_error": analysis.candidate_error,
-            }
-        ),
+        "analysis_json": analysis_json(analysis),
     }
 
 
+def analysis_json(analysis: ItemAnalysis) -> str:
+    return json.dumps(
+        {
+            "required_tables": list(analysis.required_tables),
+            "gold_columns": [asdict(c) for c in analysis.gold_columns],
+            "gold_components": sets_json(analysis.gold_components),
+            "gold_ordered": analysis.gold_ordered,
+            "candidate_columns": None
+            if analysis.candidate_columns is None
+            else [asdict(c) for c in analysis.candidate_columns],
+            "candidate_components": None
+            if analysis.candidate_components is None
+            else sets_json(analysis.candidate_components),
+            "candidate_error": analysis.candidate_error,
+        }
+    )
+
+
+def analysis_from_json(item_id: str, case_id: str, text: str) -> ItemAnalysis:
+    d = json.loads(text)
+    return ItemAnalysis(
+        item_id=item_id,
+        case_id=case_id,
+        required_tables=tuple(d["required_tables"]),
+        gold_columns=tuple(OutputColumn(**c) for c in d["gold_columns"]),
+        gold_components=_components(d["gold_components"]),
+        gold_ordered=bool(d["gold_ordered"]),
+        candidate_columns=None
+        if d["candidate_columns"] is None
+        else tuple(OutputColumn(**c) for c in d["candidate_columns"]),
+        candidate_components=None
+        if d["candidate_components"] is None
+        else _components(d["candidate_components"]),
+        candidate_error=d["candidate_error"],
+    )
+
+
 def analyses_from_frame(data: pd.DataFrame) -> dict[str, ItemAnalysis]:
-    out: dict[str, ItemAnalysis] = {}
-    for row in data.itertuples(index=False):
-        d = json.loads(str(row.analysis_json))
-        out[str(row.item_id)] = ItemAnalysis(
-            item_id=str(row.item_id),
-            case_id=str(row.case_id),
-            required_tables=tuple(d["required_tables"]),
-            gold_columns=tuple(OutputColumn(**c) for c in d["gold_columns"]),
-            gold_components=_components(d["gold_components"]),
-            gold_ordered=bool(d["gold_ordered"]),
-            candidate_columns=None
-            if d["candidate_columns"] is None
-            else tuple(OutputColumn(**c) for c in d["candidate_columns"]),
-            candidate_components=None
-            if d["candidate_components"] is None
-            else _components(d["candidate_components"]),
-            candidate_error=d["candidate_error"],
+    return {
+        str(row.item_id): analysis_from_json(
+            str(row.item_id), str(row.case_id), str(row.analysis_json)
         )
-    return out
+        for row in data.itertuples(index=False)
+    }
+
+
+def load_cache(store: ResultsStore) -> dict[str, ItemAnalysis]:
+    """Every analysis an earlier run stored (runs add fragments; equal keys hold equal
+    analyses, so any one will do)."""
+    data = store.read(CACHE_TABLE)
+    return {
+        str(row.key): analysis_from_json("", "", str(row.analysis_json))
+        for row in data.drop_duplicates("key").itertuples(index=False)
+    }
+
+
+def save_cache(store: ResultsStore, made: Mapping[str, ItemAnalysis]) -> int:
+    if not made:
+        return 0
+    now = dt.datetime.now(dt.UTC).replace(tzinfo=None)
+    rows = [
+        {"key": k, "analysis_json": analysis_json(a), "created_at": now} for k, a in made.items()
+    ]
+    return store.append(CACHE_TABLE, pd.DataFrame(rows))
 
 
 def _components(data: Mapping[str, object]) -> ComponentSets:
@@ -164,13 +255,17 @@ def materialise(run: RunContext) -> StageResult:
     run_items = items_from_frame(store.read("items", run.run_id))
     outcomes = outcomes_from_frames(store.read("sut_responses", run.run_id), pd.DataFrame())
     schemas = domain_schemas(case_set.cases, case_set.domain)
-    analyses, failed = safe_analyse_items(case_set, run_items, outcomes, schemas)
+    analysed = safe_analyse_items(case_set, run_items, outcomes, schemas, load_cache(store))
+    analyses = analysed.analyses
     n = write(run, "sql_analyses", [analysis_row(a) for a in analyses])
+    save_cache(store, analysed.made)
     return StageResult(
         {
             "sql_analyses": {
                 "dagster/row_count": n,
-                "gold_unparseable_items": len(failed),
+                "gold_unparseable_items": len(analysed.failed),
+                "analyses_reused": analysed.reused,
+                "analyses_made": len(analysed.made),
                 "candidate_parse_errors": sum(
                     1 for a in analyses if a.candidate_error not in (None, "no SQL")
                 ),

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import datetime as dt
+import functools
 import hashlib
 import json
 from contextlib import suppress
@@ -20,6 +21,7 @@ from t2s_pipeline.scoring.summary import (
 from t2s_pipeline.store import ResultsStore
 
 
+@functools.cache
 def code_fingerprint() -> str:
     """A hash of the package's source, so runs made by different code can be told apart
     (the run id covers the configuration and the cases, not the harness).

@@ -11,7 +11,9 @@ import pytest
 from t2s_pipeline.cases import CaseSet, load_cases
 from t2s_pipeline.run import analyse as ev
 from t2s_pipeline.sql.schema import domain_schemas
-from t2s_pipeline.sut.client import build_items
+from t2s_pipeline.store import ResultsStore
+from t2s_pipeline.sut.client import ItemOutcome, build_items
+from t2s_pipeline.sut.contract import AskResponse
 
 REPO = Path(__file__).resolve().parents[2]
 
@@ -41,9 +43,10 @@ def test_safe_analyse_items_shares_one_memo_across_items(
 
     monkeypatch.setattr(ev, "analyse_pair", counting)
     schemas = domain_schemas(cases, case_set.domain)
-    analyses, failed = ev.safe_analyse_items(case_set, items, {}, schemas)
-    assert not failed and [a.item_id for a in analyses] == [i.item_id for i in items]
-    assert len(calls) == len(cases)
+    analysed = ev.safe_analyse_items(case_set, items, {}, schemas)
+    assert not analysed.failed
+    assert [a.item_id for a in analysed.analyses] == [i.item_id for i in items]
+    assert len(calls) == len(cases) == len(analysed.made) and analysed.reused == 0
 
 
 def test_a_gold_that_cannot_be_analysed_skips_its_items_only(
@@ -61,6 +64,39 @@ def test_a_gold_that_cannot_be_analysed_skips_its_items_only(
 
     monkeypatch.setattr(ev, "analyse_pair", failing_first)
     schemas = domain_schemas(cases, case_set.domain)
-    analyses, failed = ev.safe_analyse_items(case_set, items, {}, schemas)
-    assert failed == [i.item_id for i in items if i.case_id == cases[0].id]
-    assert {a.case_id for a in analyses} == {cases[1].id}
+    analysed = ev.safe_analyse_items(case_set, items, {}, schemas)
+    assert analysed.failed == [i.item_id for i in items if i.case_id == cases[0].id]
+    assert {a.case_id for a in analysed.analyses} == {cases[1].id}
+
+
+def test_a_second_run_reuses_the_stored_analyses_of_identical_sql(
+    monkeypatch: pytest.MonkeyPatch, warehouse: Path, tmp_path: Path
+) -> None:
+    """Stored once in the results store, the analyses of a pair are read back, equal, by a
+    later run of the same SQL; other SQL, another schema or other code is analysed afresh."""
+    case_set = demo_cases(warehouse)
+    cases = case_set.cases[:6]
+    items = [i for i in build_items(case_set, {}, "main") if i.case_id in {c.id for c in cases}]
+    schemas = domain_schemas(cases, case_set.domain)
+    store = ResultsStore(tmp_path / "results")
+    first = ev.safe_analyse_items(case_set, items, {}, schemas, ev.load_cache(store))
+    assert ev.save_cache(store, first.made) == len(cases)
+    calls: list[Any] = []
+    real = ev.analyse_pair
+
+    def counting(*args: Any, **kwargs: Any) -> Any:
+        calls.append(args[0])
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(ev, "analyse_pair", counting)
+    again = ev.safe_analyse_items(case_set, items, {}, schemas, ev.load_cache(store))
+    assert calls == [] and again.reused == len(cases) and again.made == {}
+    assert again.analyses == first.analyses
+    response = AskResponse(sql="SELECT 2")
+    answered = {
+        items[0].item_id: ItemOutcome(items[0].item_id, response, None, None, 200, None, 1, 0.0)
+    }
+    other = ev.safe_analyse_items(case_set, items, answered, schemas, ev.load_cache(store))
+    assert len(calls) == 1 and other.reused == len(cases) - 1
+    key = ev.cache_key(cases[0].gold_sql, None, "duckdb", schemas[cases[0].db_id], "c")
+    assert key != ev.cache_key(cases[0].gold_sql, None, "duckdb", schemas[cases[0].db_id], "d")
