@@ -29,6 +29,7 @@ COMMANDS: tuple[str, ...] = (
     "label",
     "init",
     "store",
+    "promote",
 )
 
 

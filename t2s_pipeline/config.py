@@ -118,10 +118,17 @@ class RunConfig(_Strict):
     scorer: ScorerSettings = ScorerSettings()
     client: ClientSettings = ClientSettings()
     judge: JudgeSettings = JudgeSettings()
+    compare_to: str | None = Field(default=None, pattern=r"^[a-z0-9-]+$")
+    """The baseline (SPEC 13): a run id, or a configuration name meaning its latest finished
+    run on the same cases. Unset: the champion of the case set (``t2s promote``)."""
 
     def config_hash(self) -> str:
-        """SHA-256 of the configuration's canonical JSON."""
-        text = json.dumps(self.model_dump(mode="json"), sort_keys=True)
+        """SHA-256 of the configuration's canonical JSON (an unset ``compare_to`` is left
+        out, so configurations written before it keep their run ids)."""
+        data = self.model_dump(mode="json")
+        if data.get("compare_to") is None:
+            data.pop("compare_to", None)
+        text = json.dumps(data, sort_keys=True)
         return hashlib.sha256(text.encode()).hexdigest()
 
     def run_id(self, case_set_hash: str, sut_fingerprint: str = "") -> str:

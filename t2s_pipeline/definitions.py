@@ -5,7 +5,7 @@ from typing import Any
 import dagster as dg
 
 from t2s_pipeline.assets.cases import gold_cases
-from t2s_pipeline.assets.evaluation import RUN_ASSETS, RUN_CHECKS, run_comparisons
+from t2s_pipeline.assets.evaluation import RUN_ASSETS, RUN_CHECKS
 from t2s_pipeline.assets.judge import JUDGE_ASSETS
 from t2s_pipeline.assets.resources import T2SSettings
 from t2s_pipeline.assets.sensors import EVAL_JOB, build_sensors
@@ -41,7 +41,7 @@ def build_definitions(
 ) -> dg.Definitions:
     """The code location for one set of project paths (tests pass temporary ones)."""
     return dg.Definitions(
-        assets=[gold_cases, *RUN_ASSETS, *JUDGE_ASSETS, run_comparisons],
+        assets=[gold_cases, *RUN_ASSETS, *JUDGE_ASSETS],
         asset_checks=RUN_CHECKS,
         jobs=[eval_job(executor)],
         sensors=build_sensors(settings),

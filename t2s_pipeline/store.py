@@ -3,7 +3,6 @@
 Layout under the results folder (``.t2s/results`` by default)::
 
     runs/<run_id>/<table>.parquet     a run partition's rows of one ``run`` table
-    shared/<table>.parquet            a table derived from all runs (comparisons), replaced whole
     fragments/<table>/<id>.parquet    a table many runs add to (the judge cache); read as a union
 
 Every file is written under a temporary name and renamed into place, so a reader sees the
@@ -62,12 +61,6 @@ class ResultsStore:
         self._publish(declared, declared.to_frame(frame), self.run_dir(run_id) / f"{name}.parquet")
         return len(frame)
 
-    def replace_all(self, name: str, frame: pd.DataFrame) -> int:
-        """Replace every row of shared table ``name``, atomically."""
-        declared = self._declared(name, "shared")
-        self._publish(declared, declared.to_frame(frame), self.path / "shared" / f"{name}.parquet")
-        return len(frame)
-
     def append(self, name: str, frame: pd.DataFrame) -> int:
         """Add rows to fragments table ``name`` as one new fragment (concurrent writers each
         add their own; readers see the union)."""
@@ -123,9 +116,7 @@ class ResultsStore:
     def files(self, name: str) -> list[Path]:
         """The published files holding table ``name`` (every run's, for a run table)."""
         declared = table(name)
-        if declared.scope == "shared":
-            candidates = [self.path / "shared" / f"{name}.parquet"]
-        elif declared.scope == "fragments":
+        if declared.scope == "fragments":
             candidates = sorted((self.path / "fragments" / name).glob("*.parquet"))
         else:
             candidates = sorted((self.path / RUNS_DIR).glob(f"*/{name}.parquet"))
@@ -241,11 +232,11 @@ def migrate_file(old: Path, store: ResultsStore) -> Migrated:
                 dropped[name] = unknown
             data = data[[c for c in data.columns if c in declared.names]]
             if declared.scope == "run":
+                if "run_id" not in data and "run_b" in data:  # comparisons were shared tables
+                    data = data.assign(run_id=data["run_b"])
                 for run_id, rows in data.groupby("run_id", sort=True):
                     store.replace_run(name, str(run_id), rows.drop(columns="run_id"))
                     run_ids.add(str(run_id))
-            elif declared.scope == "shared":
-                store.replace_all(name, data)
             else:
                 store.append(name, data)
             copied[name] = len(data)

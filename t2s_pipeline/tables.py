@@ -5,8 +5,8 @@ written, so a column that is NULL in one run has the same type as in the next, a
 builder that writes a column nobody declared fails at once, naming the table and the column.
 
 Scopes: ``run`` tables belong to one run partition (``run_id`` is added to every row);
-``shared`` tables are derived from all runs and replaced whole; ``fragments`` tables are
-appended to by many runs at once (each write adds a fragment; readers see their union).
+``fragments`` tables are appended to by many runs at once (each write adds a fragment;
+readers see their union).
 
 >>> TABLES["exact_matches"].key
 ('run_id', 'item_id')
@@ -25,7 +25,7 @@ import pandas as pd
 from t2s_pipeline.errors import T2SError
 
 SqlType = Literal["VARCHAR", "BIGINT", "DOUBLE", "BOOLEAN", "TIMESTAMP", "BLOB"]
-Scope = Literal["run", "shared", "fragments"]
+Scope = Literal["run", "fragments"]
 _PANDAS: dict[str, str] = {
     "VARCHAR": "object",
     "BIGINT": "Int64",
@@ -137,6 +137,12 @@ _COMPONENTS = ", ".join(
     )
     for s in ("precision", "recall")
 )
+# One item's figure that moved against the run's baseline (run_a: the baseline, run_b: the run).
+_CHANGE = (
+    "run_a VARCHAR, run_b VARCHAR, item_id VARCHAR, family VARCHAR, metric VARCHAR, "
+    "before DOUBLE, after DOUBLE"
+)
+
 _DECLARED = [
     _table(
         "runs",
@@ -242,16 +248,10 @@ _DECLARED = [
         "run_comparisons",
         "run_a VARCHAR, run_b VARCHAR, family VARCHAR, metric VARCHAR, n BIGINT, "
         "mean_delta DOUBLE, ci_low DOUBLE, ci_high DOUBLE",
-        ("run_a", "run_b", "family", "metric"),
-        "shared",
+        ("family", "metric"),
     ),
-    _table(
-        "regressions",
-        "run_a VARCHAR, run_b VARCHAR, item_id VARCHAR, family VARCHAR, metric VARCHAR, "
-        "before DOUBLE, after DOUBLE",
-        ("run_a", "run_b", "item_id", "family", "metric"),
-        "shared",
-    ),
+    _table("regressions", _CHANGE, ("item_id", "family", "metric")),
+    _table("improvements", _CHANGE, ("item_id", "family", "metric")),
 ]
 TABLES: dict[str, Table] = {t.name: t for t in _DECLARED}
 

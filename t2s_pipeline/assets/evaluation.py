@@ -7,7 +7,6 @@ different partitions execute at once without waiting on each other.
 """
 # No `from __future__ import annotations`: Dagster inspects the context annotation at runtime.
 
-import datetime as dt
 import json
 import warnings
 from collections.abc import Iterator, Mapping, Sequence
@@ -24,11 +23,13 @@ from t2s_pipeline.cases import CaseSet
 from t2s_pipeline.execution.hostile_check import hostile_report
 from t2s_pipeline.execution.hostile_targets import guard_warehouse
 from t2s_pipeline.progress import Progress
-from t2s_pipeline.run.compare import materialise_comparisons, previous_run, regression_verdict
+from t2s_pipeline.run.baseline import baseline_for
+from t2s_pipeline.run.compare import regression_verdict
 from t2s_pipeline.run.context import RunContext, StageResult
 from t2s_pipeline.run.stages import STAGE_BY_NAME
 from t2s_pipeline.run.summary import summarise_run
 from t2s_pipeline.runs import RunSpec
+from t2s_pipeline.scoring.compare import Comparison, Regression
 from t2s_pipeline.scoring.summary import RunSummary
 
 # Partitioned checks (one status per run partition) are a preview feature in Dagster 1.13;
@@ -60,6 +61,7 @@ def stage(context: dg.AssetExecutionContext, settings: T2SSettings, name: str) -
         info=context.log.info,
         warn=context.log.warning,
         progress=lambda what: _progress(context, what),
+        decisions=Path(settings.decisions_dir),
     )
     return STAGE_BY_NAME[name].materialise(run)
 
@@ -335,19 +337,20 @@ def run_summary(context: dg.AssetExecutionContext, settings: T2SSettings) -> dg.
 @dg.asset_check(
     partitions_def=eval_run_partitions,
     asset=run_summary,
-    description="Ceilings are counted; warns when one rose against the previous run or covers "
-    "more than the configured share of items.",
+    description="Ceilings are counted; warns when one rose against the run's baseline or "
+    "covers more than the configured share of items.",
 )
 def ceilings(context: dg.AssetCheckExecutionContext, settings: T2SSettings) -> dg.AssetCheckResult:
     """Warn on what needs a look, not on a run's normal state: a ceiling whose count rose
-    against the previous comparable run, or that covers more than ``ceiling_warn_share`` of
+    against the run's baseline (SPEC 13), or that covers more than ``ceiling_warn_share`` of
     the items. Every count is in the metadata either way."""
     run_id = _partition(context, "run_summary")
     store = settings.store()
     summary = summarise_run(store, run_id) if run_id else None
     counts = {} if summary is None else summary.ceilings
     n_items = 0 if summary is None else summary.n_items
-    previous = previous_run(store, run_id) if run_id else None
+    baseline = baseline_for(store, run_id, Path(settings.decisions_dir)) if run_id else None
+    previous = None if baseline is None else baseline.run_id
     before = summarise_run(store, previous).ceilings if previous else {}
     share = settings.ceiling_warn_share
     over = sorted(k for k, v in counts.items() if n_items and v / n_items > share)
@@ -358,7 +361,11 @@ def ceilings(context: dg.AssetCheckExecutionContext, settings: T2SSettings) -> d
         passed=not reasons,
         severity=dg.AssetCheckSeverity.WARN,
         description="; ".join(reasons) or None,
-        metadata={"run_id": run_id or "", "previous_run": previous or "none"}
+        metadata={
+            "run_id": run_id or "",
+            "baseline": previous or "none",
+            "baseline_chosen_by": "" if baseline is None else baseline.chosen_by,
+        }
         | {f"ceiling/{k}": v for k, v in counts.items()},
     )
 
@@ -366,22 +373,27 @@ def ceilings(context: dg.AssetCheckExecutionContext, settings: T2SSettings) -> d
 @dg.asset_check(
     partitions_def=eval_run_partitions,
     asset=run_summary,
-    description="No unaccepted regression against the previous comparable run.",
+    description="No unaccepted regression against the run's baseline (compare_to, else the "
+    "champion of its case set).",
 )
 def regression(
     context: dg.AssetCheckExecutionContext, settings: T2SSettings
 ) -> dg.AssetCheckResult:
     run_id = _partition(context, "run_summary")
-    verdict = (
-        regression_verdict(settings.store(), run_id, settings.decisions_dir) if run_id else None
-    )
-    if verdict is None:
-        return dg.AssetCheckResult(passed=True, metadata={"previous_run": "none"})
+    if run_id is None:
+        return dg.AssetCheckResult(passed=True, metadata={"baseline": "none"})
+    verdict = regression_verdict(settings.store(), run_id, Path(settings.decisions_dir))
+    baseline = verdict.baseline
     return dg.AssetCheckResult(
         passed=not verdict.unaccepted,
         severity=dg.AssetCheckSeverity.WARN,
+        description=None
+        if not verdict.unaccepted
+        else f"{len(verdict.unaccepted)} regressed item(s) against {baseline.run_id} not accepted",
         metadata={
-            "previous_run": verdict.previous,
+            "run_id": run_id,
+            "baseline": baseline.run_id or "none",
+            "baseline_chosen_by": baseline.chosen_by,
             "n_shared": verdict.n_shared,
             "regressed_items": verdict.n_regressed,
             "unaccepted": ", ".join(verdict.unaccepted[:30]),
@@ -390,13 +402,89 @@ def regression(
     )
 
 
-@dg.asset(deps=[run_summary], group_name="comparison")
+@dg.asset(partitions_def=eval_run_partitions, deps=[run_summary], group_name="comparison")
 def run_comparisons(
     context: dg.AssetExecutionContext, settings: T2SSettings
 ) -> dg.MaterializeResult:
-    """Each run against the run before it: paired deltas per family and regressed items."""
-    metadata = materialise_comparisons(settings.store())
-    return dg.MaterializeResult(metadata={**metadata, "at": dt.datetime.now(dt.UTC).isoformat()})
+    """This run against its baseline (its configuration's ``compare_to``, else the champion
+    of its case set): paired deltas per family with 95% intervals, and the items that
+    regressed and improved."""
+    done = stage(context, settings, "compare")
+    comparison = done.value
+    assert isinstance(comparison, Comparison)
+    metadata = dict(done.metadata["run_comparisons"])
+    text = (
+        comparison.to_text(top=10)
+        if comparison.run_a
+        else f"No baseline: {metadata['baseline_chosen_by']}."
+    )
+    return dg.MaterializeResult(
+        metadata={
+            "comparison": dg.MetadataValue.md(f"```\n{text}\n```"),
+            **metadata,
+            "deltas": _deltas_table(comparison),
+            "regressed": _changes_table(comparison.regressions, comparison.run_b),
+            "improved": _changes_table(comparison.improvements, comparison.run_b),
+        }
+    )
+
+
+def _deltas_table(comparison: Comparison) -> dg.MetadataValue:
+    records = [
+        dg.TableRecord(
+            {
+                "family": d.family,
+                "metric": d.metric,
+                "n": d.delta.n,
+                "mean_delta": _rounded(d.delta.mean),
+                "ci_low": _rounded(None if d.delta.ci is None else d.delta.ci[0]),
+                "ci_high": _rounded(None if d.delta.ci is None else d.delta.ci[1]),
+            }
+        )
+        for d in comparison.deltas
+    ]
+    schema = dg.TableSchema(
+        columns=[
+            dg.TableColumn("family", "string"),
+            dg.TableColumn("metric", "string"),
+            dg.TableColumn("n", "int"),
+            dg.TableColumn("mean_delta", "float", description="mean of (run - baseline)"),
+            dg.TableColumn("ci_low", "float", description="95% paired bootstrap interval"),
+            dg.TableColumn("ci_high", "float"),
+        ]
+    )
+    return dg.MetadataValue.table(records, schema=schema)
+
+
+def _changes_table(changes: Sequence[Regression], run_id: str) -> dg.MetadataValue:
+    records = [
+        dg.TableRecord(
+            {
+                "item": c.item_id,
+                "family": c.family,
+                "metric": c.metric,
+                "before": _rounded(c.before),
+                "after": _rounded(c.after),
+                "show": f"t2s show {run_id} --item {c.item_id}",
+            }
+        )
+        for c in changes[:CEILING_TABLE_ROWS]
+    ]
+    schema = dg.TableSchema(
+        columns=[
+            dg.TableColumn("item", "string"),
+            dg.TableColumn("family", "string"),
+            dg.TableColumn("metric", "string"),
+            dg.TableColumn("before", "float", description="on the baseline (empty: undefined)"),
+            dg.TableColumn("after", "float", description="on this run (empty: undefined)"),
+            dg.TableColumn("show", "string"),
+        ]
+    )
+    return dg.MetadataValue.table(records, schema=schema)
+
+
+def _rounded(value: float | None) -> float | None:
+    return None if value is None else round(float(value), 4)
 
 
 @dg.asset_check(
@@ -443,6 +531,7 @@ RUN_ASSETS = [
     exact_matches,
     diagnoses,
     run_summary,
+    run_comparisons,
 ]
 RUN_CHECKS = [isolation, gold_executes, scorer_self_test, ceilings, regression, guardrails]
 # Every check but the hostile suite (which has its own tests): for quick test runs.

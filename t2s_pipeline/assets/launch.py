@@ -8,7 +8,7 @@ import dagster as dg
 
 from t2s_pipeline import console
 from t2s_pipeline.assets.cases import gold_cases
-from t2s_pipeline.assets.evaluation import RUN_ASSETS, RUN_CHECKS, run_comparisons
+from t2s_pipeline.assets.evaluation import RUN_ASSETS, RUN_CHECKS
 from t2s_pipeline.assets.judge import JUDGE_ASSETS
 from t2s_pipeline.assets.partitions import EVAL_RUN
 from t2s_pipeline.assets.resources import T2SSettings
@@ -68,13 +68,6 @@ def run_config(
         register(spec, Path(settings.registry_dir))
         instance = instance or dg.DagsterInstance.get()
         result = _materialise(spec, settings, instance, checks)
-        if result.success:
-            dg.materialize(
-                [run_comparisons],
-                instance=instance,
-                resources=_resources(settings),
-                run_config=_quiet(),
-            )
     summary = summarise_run(settings.store(), spec.run_id).to_markdown() if result.success else ""
     blocked = tuple(
         f"{e.check_name}: {e.description or 'failed'}"

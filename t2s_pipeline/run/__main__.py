@@ -19,10 +19,13 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--config", type=Path, required=True, help="the run configuration")
     parser.add_argument("--results", type=Path, default=Path(".t2s/results"))
     parser.add_argument("--registry", type=Path, default=Path(".t2s/runs"))
+    parser.add_argument("--decisions", type=Path, default=Path("decisions"))
     parser.add_argument("--rerun", action="store_true", help="evaluate again under a new id")
     args = parser.parse_args(argv)
     try:
-        done = run_config_plainly(args.config, args.results, args.registry, args.rerun)
+        done = run_config_plainly(
+            args.config, args.results, args.registry, args.rerun, decisions=args.decisions
+        )
     except T2SError as error:
         print(f"error: {error}", file=sys.stderr)
         return 2

@@ -1,13 +1,14 @@
-"""Comparing runs: the previous comparable run, paired deltas, the regression verdict, and the
-shared comparison tables refreshed after every run."""
+"""The compare stage: a run against its baseline (:mod:`t2s_pipeline.run.baseline`), paired
+deltas per family with intervals, the items that regressed and improved, and the regression
+verdict its check reads. Written per run, so every run (a sensor's included) has its own."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 from pathlib import Path
 
-import pandas as pd
-
+from t2s_pipeline.run.baseline import Baseline, baseline_for
+from t2s_pipeline.run.context import RunContext, StageResult
 from t2s_pipeline.run.summary import joined_items
 from t2s_pipeline.scoring.compare import Comparison, compare_runs, load_decision, unaccepted
 from t2s_pipeline.store import ResultsStore
@@ -15,68 +16,54 @@ from t2s_pipeline.store import ResultsStore
 
 @dataclass(frozen=True)
 class RegressionVerdict:
-    previous: str
+    baseline: Baseline
     n_shared: int
     n_regressed: int
     unaccepted: list[str]
-
-
-def previous_run(store: ResultsStore, run_id: str) -> str | None:
-    """The latest completed run before ``run_id`` on the same case folder."""
-    runs = store.read("runs")
-    if runs.empty or run_id not in set(runs["run_id"]):
-        return None
-    this = runs[runs["run_id"] == run_id].iloc[0]
-    earlier = runs[
-        (runs["cases_dir"] == this["cases_dir"])
-        & (runs["run_id"] != run_id)
-        & runs["ended_at"].notna()
-        & (runs["started_at"] < this["started_at"])
-    ]
-    return None if earlier.empty else str(earlier.sort_values("started_at").iloc[-1]["run_id"])
 
 
 def compare(store: ResultsStore, run_a: str, run_b: str) -> Comparison:
     return compare_runs(run_a, joined_items(store, run_a), run_b, joined_items(store, run_b))
 
 
-def regression_verdict(
-    store: ResultsStore, run_id: str, decisions: str
-) -> RegressionVerdict | None:
-    previous = previous_run(store, run_id)
-    if previous is None:
-        return None
-    comparison = compare(store, previous, run_id)
-    decision = load_decision(Path(decisions), run_id)
+def regression_verdict(store: ResultsStore, run_id: str, decisions: Path) -> RegressionVerdict:
+    """The run's regressions against its baseline, and those no recorded decision accepts
+    (none when the run has no baseline)."""
+    baseline = baseline_for(store, run_id, decisions)
+    if baseline.run_id is None:
+        return RegressionVerdict(baseline, 0, 0, [])
+    comparison = compare(store, baseline.run_id, run_id)
+    decision = load_decision(decisions, run_id)
     return RegressionVerdict(
-        previous,
+        baseline,
         comparison.n_shared,
         len(comparison.regressed_items()),
         unaccepted(comparison, decision),
     )
 
 
-def compare_all(store: ResultsStore) -> tuple[pd.DataFrame, pd.DataFrame]:
-    """Every completed run against its previous run: deltas and regressions, stacked."""
-    deltas, regressions = [], []
-    for run_id in store.run_ids():
-        previous = previous_run(store, run_id)
-        if previous is None:
-            continue
-        comparison = compare(store, previous, run_id)
-        deltas.append(comparison.to_frame())
-        regressions.append(comparison.regressions_frame())
-    empty = pd.DataFrame({"run_a": pd.Series(dtype="string"), "run_b": pd.Series(dtype="string")})
-    return (
-        pd.concat(deltas, ignore_index=True) if deltas else empty,
-        pd.concat(regressions, ignore_index=True) if regressions else empty,
-    )
-
-
-def materialise_comparisons(store: ResultsStore) -> dict[str, int]:
-    """Every finished run against the run before it: paired deltas per family and the
-    regressed items, replacing the shared comparison tables (not a per-run stage)."""
-    deltas, regressions = compare_all(store)
-    store.replace_all("run_comparisons", deltas)
-    store.replace_all("regressions", regressions)
-    return {"dagster/row_count": len(deltas), "regressions": len(regressions)}
+def materialise(run: RunContext) -> StageResult:
+    """This run against its baseline: ``run_comparisons`` (a delta per family and metric),
+    ``regressions`` and ``improvements`` (per item), all empty when there is no baseline."""
+    store, run_id = run.store, run.run_id
+    baseline = baseline_for(store, run_id, run.decisions)
+    if baseline.run_id is None:
+        comparison = Comparison("", run_id, 0, (), (), (), (), ())
+    else:
+        comparison = compare(store, baseline.run_id, run_id)
+    deltas = comparison.to_frame()
+    n = store.replace_run("run_comparisons", run_id, deltas)
+    n_regressions = store.replace_run("regressions", run_id, comparison.regressions_frame())
+    n_improvements = store.replace_run("improvements", run_id, comparison.improvements_frame())
+    run.info(f"baseline: {baseline.run_id or 'none'} ({baseline.chosen_by})")
+    metadata = {
+        "dagster/row_count": n,
+        "baseline": baseline.run_id or "none",
+        "baseline_chosen_by": baseline.chosen_by,
+        "n_shared": comparison.n_shared,
+        "regressed_items": len(comparison.regressed_items()),
+        "improved_items": len(comparison.improved_items()),
+        "regressions": n_regressions,
+        "improvements": n_improvements,
+    }
+    return StageResult({"run_comparisons": metadata}, value=comparison)

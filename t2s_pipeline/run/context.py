@@ -10,6 +10,7 @@ from __future__ import annotations
 import logging
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 from t2s_pipeline.cases import CaseSet
@@ -37,6 +38,8 @@ class RunContext:
     warn: Note = _LOG.warning
     progress: Callable[[str], Progress] = _no_progress
     """A progress callback for the named piece of work (``asked``, ``gold``...)."""
+    decisions: Path = Path("decisions")
+    """The recorded decisions (accepted regressions, promotions) the comparison reads."""
 
     @property
     def run_id(self) -> str:

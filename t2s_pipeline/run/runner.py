@@ -14,7 +14,6 @@ from pathlib import Path
 from t2s_pipeline.cases import CaseSet, load_cases
 from t2s_pipeline.config import load_config
 from t2s_pipeline.progress import Note, Progress
-from t2s_pipeline.run.compare import materialise_comparisons
 from t2s_pipeline.run.context import RunContext, Stage
 from t2s_pipeline.run.lock import run_lock
 from t2s_pipeline.run.record import finished_runs
@@ -41,6 +40,7 @@ def run_partition(
     stages: Sequence[Stage] = STAGES,
     say: Note = print,
     progress: Progress | None = None,
+    decisions: Path = Path("decisions"),
 ) -> dict[str, float]:
     """Run ``stages`` on one registered partition, holding its lock; returns each stage's
     wall time. A failure stops at that stage, with every earlier stage's tables intact."""
@@ -49,7 +49,9 @@ def run_partition(
     def progress_for(what: str) -> Progress:
         return progress or (lambda _done, _total: None)
 
-    run = RunContext(spec, case_set, store, info=say, warn=say, progress=progress_for)
+    run = RunContext(
+        spec, case_set, store, info=say, warn=say, progress=progress_for, decisions=decisions
+    )
     with run_lock(store.run_dir(spec.run_id), spec.run_id):
         for index, stage in enumerate(stages, start=1):
             started = time.perf_counter()
@@ -65,10 +67,12 @@ def run_config_plainly(
     registry: Path,
     rerun: bool = False,
     say: Note = print,
+    decisions: Path = Path("decisions"),
 ) -> PlainRun:
-    """Register a configuration's run (as ``t2s run`` does) and evaluate it without Dagster,
-    then refresh the comparisons. A run id that finished before is not evaluated again
-    unless ``rerun`` (which gives it a new id ``<run id>-rN``)."""
+    """Register a configuration's run (as ``t2s run`` does) and evaluate it without Dagster.
+    A run id that finished before is not evaluated again
+    unless ``rerun`` (which gives it a new id ``<run id>-rN``); the last stage compares it
+    with its baseline."""
     config = load_config(config_path)
     spec = spec_for(config, config_path)
     store = ResultsStore(results)
@@ -81,6 +85,7 @@ def run_config_plainly(
             n += 1
         spec = replace(spec, run_id=f"{spec.run_id}-r{n}")
     register(spec, registry)
-    seconds = run_partition(spec, load_cases(Path(config.cases)), store, say=say)
-    materialise_comparisons(store)
+    seconds = run_partition(
+        spec, load_cases(Path(config.cases)), store, say=say, decisions=decisions
+    )
     return PlainRun(spec, summarise_run(store, spec.run_id), seconds)

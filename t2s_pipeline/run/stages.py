@@ -5,6 +5,7 @@ from __future__ import annotations
 from t2s_pipeline.run import (
     analyse,
     ask,
+    compare,
     components,
     diagnose,
     exact,
@@ -31,5 +32,6 @@ STAGES: tuple[Stage, ...] = (
     Stage("judge", ("judge_diagnoses",), judge.materialise_judge),
     Stage("calibrate", ("judge_calibration",), judge.materialise_calibration),
     Stage("summary", ("runs",), summary.materialise),
+    Stage("compare", ("run_comparisons", "regressions", "improvements"), compare.materialise),
 )
 STAGE_BY_NAME = {s.name: s for s in STAGES}

@@ -118,17 +118,17 @@ def test_the_old_single_file_store_is_refused_with_the_migration_command(tmp_pat
         ResultsStore(old)
 
 
-def test_fragments_accumulate_and_shared_tables_replace(tmp_path: Path) -> None:
+def test_fragments_accumulate_and_run_tables_replace(tmp_path: Path) -> None:
     store = ResultsStore(tmp_path / "results")
     row = {"model": "m", "prompt_hash": "p", "inputs_hash": "i", "category": "correct"}
     store.append("judge_cache", pd.DataFrame([row]))
     store.append("judge_cache", pd.DataFrame([{**row, "inputs_hash": "j"}]))
     assert len(store.read("judge_cache")) == 2
-    store.replace_all("regressions", pd.DataFrame([{"run_a": "a", "run_b": "b", "item_id": "x"}]))
-    store.replace_all("regressions", pd.DataFrame([{"run_a": "a", "run_b": "c", "item_id": "y"}]))
-    assert list(store.read("regressions")["run_b"]) == ["c"]
-    with pytest.raises(StoreError, match="is a run table"):
-        store.replace_all("exact_matches", pd.DataFrame())
+    store.replace_run("regressions", "c", pd.DataFrame([{"run_a": "a", "item_id": "x"}]))
+    store.replace_run("regressions", "c", pd.DataFrame([{"run_a": "a", "item_id": "y"}]))
+    assert list(store.read("regressions")["item_id"]) == ["y"]
+    with pytest.raises(StoreError, match="is a fragments table"):
+        store.replace_run("judge_cache", "c", pd.DataFrame())
 
 
 def _write_run(root: str, run_id: str, n: int) -> None:
@@ -173,9 +173,6 @@ def test_every_declared_table_round_trips(tmp_path: Path) -> None:
         if declared.scope == "run":
             store.replace_run(name, "rt-1", frame)
             back = store.read(name, "rt-1")
-        elif declared.scope == "shared":
-            store.replace_all(name, frame)
-            back = store.read(name)
         else:
             store.append(name, frame)
             back = store.read(name)

@@ -118,7 +118,10 @@ def test_the_ceilings_check_warns_on_a_rise_not_on_a_normal_run(
     for case in cases[:20]:
         del foreign_service.ANSWERS[case.question]
     outcome = run_config(
-        project.config("some-refused", sut=sut), project.settings, instance, checks=[ceilings]
+        project.config("some-refused", sut=sut, compare_to="all-answered"),
+        project.settings,
+        instance,
+        checks=[ceilings],
     )
     second = _check(instance, outcome.run_id, "ceilings")
     assert not second.passed and second.severity == dg.AssetCheckSeverity.WARN

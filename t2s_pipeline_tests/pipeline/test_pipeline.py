@@ -156,7 +156,7 @@ def test_changed_config_gives_a_comparable_second_partition(
     """Offering fewer tables is a new run, and the comparison lists the retrieval regressions."""
     wide = run_config(project.config("wide"), project.settings, instance, checks=[])
     narrow = run_config(
-        project.config("wide", sut={"kind": "builtin", "tables_k": 1}),
+        project.config("narrow", sut={"kind": "builtin", "tables_k": 1}, compare_to="wide"),
         project.settings,
         instance,
         checks=[regression],
@@ -176,8 +176,12 @@ def test_changed_config_gives_a_comparable_second_partition(
     assert record.status.value == "FAILED"
     evaluation = record.event.dagster_event.event_specific_data  # type: ignore[union-attr]
     assert evaluation.metadata["regressed_items"].value == len(comparison.regressed_items()) > 0
-    deltas = project.settings.store().read("run_comparisons")
-    assert {(wide.run_id, narrow.run_id)} <= set(zip(deltas["run_a"], deltas["run_b"], strict=True))
+    assert evaluation.metadata["baseline"].value == wide.run_id
+    assert evaluation.metadata["baseline_chosen_by"].value.startswith("compare_to: wide")
+    deltas = project.settings.store().read("run_comparisons", narrow.run_id)
+    assert set(zip(deltas["run_a"], deltas["run_b"], strict=True)) == {(wide.run_id, narrow.run_id)}
+    regressed = project.settings.store().read("regressions", narrow.run_id)
+    assert set(regressed["item_id"]) == set(comparison.regressed_items())
     # The command line prints the same: every headline with its interval and n, JSON nulls.
     results = project.settings.results_path
     capsys.readouterr()

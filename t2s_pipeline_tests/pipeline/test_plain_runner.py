@@ -92,5 +92,5 @@ def test_the_module_runs_from_the_command_line(project: Project, tmp_path: Path)
         capture_output=True, text=True, timeout=600,
     )  # fmt: skip
     assert done.returncode == 0, done.stderr[-3000:]
-    assert "[13/13] summary" in done.stdout and "EX" in done.stdout
+    assert "[13/14] summary" in done.stdout and "EX" in done.stdout
     assert ResultsStore(tmp_path / "r").run_ids() != []
