@@ -90,8 +90,10 @@ def load_spec(run_id: str, registry: Path) -> RunSpec:
     path = registry / f"{run_id}.json"
     if not path.exists():
         raise ConfigError(
-            f"run {run_id!r} is not registered in {registry}. Fix: register it with "
-            "`t2s run --config configs/<name>.yaml` or let the config sensor add it"
+            f"run {run_id!r} is not registered in {registry}. Fix: add runs by saving a "
+            "configuration in configs/ (the config sensor adds its partition) or with "
+            "`t2s run --config configs/<name>.yaml`; a partition added by hand in the UI runs "
+            "only when it is the run id configs/<name>.yaml gives"
         )
     data = json.loads(path.read_text(encoding="utf-8"))
     return RunSpec(

@@ -7,7 +7,9 @@ from pathlib import Path
 import dagster as dg
 
 from t2s_pipeline.cases import CaseSet, load_cases
-from t2s_pipeline.runs import RunSpec, load_spec
+from t2s_pipeline.config import load_config
+from t2s_pipeline.errors import ConfigError
+from t2s_pipeline.runs import RunSpec, load_spec, register, spec_for
 from t2s_pipeline.store import ResultsStore
 from t2s_pipeline.suites import HOSTILE_SUITE
 
@@ -32,4 +34,23 @@ class T2SSettings(dg.ConfigurableResource):  # type: ignore[type-arg]
         return ResultsStore(Path(self.results_path))
 
     def spec(self, run_id: str) -> RunSpec:
-        return load_spec(run_id, Path(self.registry_dir))
+        """The registered run of a partition key. A key added by hand (the UI's "Add
+        partition") that is what ``configs/<name>.yaml`` gives today is registered from it;
+        any other unregistered key fails naming how runs are added."""
+        registry = Path(self.registry_dir)
+        if (registry / f"{run_id}.json").exists():
+            return load_spec(run_id, registry)
+        name = run_id.rsplit("-", 1)[0]
+        path = Path(self.configs_dir) / f"{name}.yaml"
+        if path.is_file():
+            spec = spec_for(load_config(path), path)
+            if spec.run_id == run_id:
+                register(spec, registry)
+                return spec
+            raise ConfigError(
+                f"partition {run_id!r} is not a registered run, and {path} gives run "
+                f"{spec.run_id} today. Fix: add runs by saving a configuration in "
+                f"{self.configs_dir}/ (the config sensor adds its partition) or with "
+                f"`t2s run --config {path}`, not with the UI's Add partition"
+            )
+        return load_spec(run_id, registry)

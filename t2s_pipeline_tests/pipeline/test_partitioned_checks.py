@@ -3,6 +3,8 @@ earlier run's failure (SPEC 13)."""
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import dagster as dg
 
 from t2s_pipeline.assets.evaluation import FAST_CHECKS
@@ -127,3 +129,35 @@ def test_the_ceilings_check_warns_on_a_rise_not_on_a_normal_run(
     assert not second.passed and second.severity == dg.AssetCheckSeverity.WARN
     assert second.description is not None and "refused rose 0 -> 20" in second.description
     assert "covers 20 of" in second.description  # 20 of 127 items is over the 10% share
+
+
+def test_a_partition_added_by_hand_registers_from_its_config_or_says_how_to_add_runs(
+    project: Project, instance: dg.DagsterInstance
+) -> None:
+    """The UI's "Add partition": the run id a configuration gives today runs end to end; any
+    other key fails at its first step with the way runs are added."""
+    from t2s_pipeline.assets.evaluation import RUN_ASSETS
+    from t2s_pipeline.assets.judge import JUDGE_ASSETS
+    from t2s_pipeline.config import load_config
+    from t2s_pipeline.runs import spec_for
+
+    path = project.config("by-hand")
+    run_id = spec_for(load_config(path), path).run_id
+    registry = Path(project.settings.registry_dir)
+    assert not (registry / f"{run_id}.json").exists()
+    instance.add_dynamic_partitions("eval_run", [run_id, "by-hand-00000000", "nothing-here"])
+    resources = {"settings": project.settings}
+    done = dg.materialize([*RUN_ASSETS, *JUDGE_ASSETS], partition_key=run_id,
+                          instance=instance, resources=resources)  # fmt: skip
+    assert done.success and (registry / f"{run_id}.json").exists()
+    for key, words in (
+        ("by-hand-00000000", f"gives run {run_id} today"),
+        ("nothing-here", "is not registered"),
+    ):
+        failed = dg.materialize([*RUN_ASSETS, *JUDGE_ASSETS], partition_key=key,
+                                instance=instance, resources=resources, raise_on_error=False)  # fmt: skip
+        assert not failed.success
+        failures = failed.get_step_failure_events()
+        assert [e.step_key for e in failures] == ["items"]
+        message = str(failures[0].event_specific_data.error)  # type: ignore[union-attr]
+        assert words in message and "configs/" in message
