@@ -23,6 +23,7 @@ from t2s_pipeline.cases import CaseSet
 from t2s_pipeline.execution.hostile_check import hostile_report
 from t2s_pipeline.execution.hostile_targets import guard_warehouse
 from t2s_pipeline.progress import Progress
+from t2s_pipeline.report import report_path
 from t2s_pipeline.run.baseline import baseline_for
 from t2s_pipeline.run.compare import regression_verdict
 from t2s_pipeline.run.context import RunContext, StageResult
@@ -325,9 +326,12 @@ def run_summary(context: dg.AssetExecutionContext, settings: T2SSettings) -> dg.
     done = stage(context, settings, "summary")
     summary = done.value
     assert isinstance(summary, RunSummary)
+    report = report_path(settings.store(), summary.run_id).absolute()
     return dg.MaterializeResult(
         metadata={  # the readable summary first, then the plotted headline figures
             "summary": dg.MetadataValue.md(summary.to_markdown()),
+            # Written by the run's compare step (run_comparisons), next in the run.
+            "report": dg.MetadataValue.path(str(report)),
             **summary.metadata(),
             "dagster/row_count": summary.n_items,
         }
@@ -422,6 +426,7 @@ def run_comparisons(
         metadata={
             "comparison": dg.MetadataValue.md(f"```\n{text}\n```"),
             **metadata,
+            "report": dg.MetadataValue.path(str(metadata["report"])),
             "deltas": _deltas_table(comparison),
             "regressed": _changes_table(comparison.regressions, comparison.run_b),
             "improved": _changes_table(comparison.improvements, comparison.run_b),

@@ -19,6 +19,8 @@ from t2s_pipeline.store import ResultsStore
 if TYPE_CHECKING:
     import pandas as pd
 
+    from t2s_pipeline.cases import CaseSet
+
 DEFAULT_HOME = Path(".t2s/dagster_home")
 DEFAULT_RESULTS = Path(".t2s/results")
 INSTANCE_YAML = """\
@@ -328,26 +330,33 @@ def _compare(args: argparse.Namespace) -> int:
     return 0
 
 
-def _export(args: argparse.Namespace) -> int:
+def run_case_set(store: ResultsStore, run_id: str) -> tuple[CaseSet | None, list[str]]:
+    """The case set a stored run ran on (today's copy of its folder) and notes on what differs:
+    the folder is gone, or its cases changed since (then gold SQL is today's). Raises
+    ConfigError for an unknown run."""
     from t2s_pipeline.cases import load_cases
+
+    runs = store.read("runs", run_id)
+    if runs.empty:
+        raise ConfigError(f"no run {run_id!r} in {store.path}; `t2s runs` lists them")
+    run = runs.iloc[0]
+    try:
+        case_set = load_cases(str(run["cases_dir"]))
+    except Exception as error:  # the caller goes on without gold SQL, and says why
+        return None, [f"gold SQL left empty: cannot read {run['cases_dir']}: {error}"]
+    if case_set.content_hash != run["case_set_hash"]:
+        return case_set, [f"the cases in {run['cases_dir']} changed since {run_id} ran; "
+                          "gold SQL is today's"]  # fmt: skip
+    return case_set, []
+
+
+def _export(args: argparse.Namespace) -> int:
     from t2s_pipeline.export import export_frame, write_export
 
     store = ResultsStore(args.results)
-    runs = store.read("runs", args.run_id)
-    if runs.empty:
-        raise ConfigError(f"no run {args.run_id!r} in {args.results}; `t2s runs` lists them")
-    run = runs.iloc[0]
-    case_set = None
-    try:
-        case_set = load_cases(str(run["cases_dir"]))
-    except Exception as error:  # the export goes on without gold SQL, and says why
-        print(f"gold_sql left empty: cannot read {run['cases_dir']}: {error}", file=sys.stderr)
-    if case_set is not None and case_set.content_hash != run["case_set_hash"]:
-        print(
-            f"note: the cases in {run['cases_dir']} changed since {args.run_id} ran; "
-            "gold_sql is today's",
-            file=sys.stderr,
-        )
+    case_set, notes = run_case_set(store, args.run_id)
+    for note in notes:
+        print(f"note: {note}", file=sys.stderr)
     frame = export_frame(store, args.run_id, case_set)
     text = write_export(frame, args.format, args.out)
     if text is not None:

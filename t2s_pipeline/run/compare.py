@@ -7,6 +7,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
+from t2s_pipeline.report import ReportInputs, report_path, write_report
 from t2s_pipeline.run.baseline import Baseline, baseline_for
 from t2s_pipeline.run.context import RunContext, StageResult
 from t2s_pipeline.run.summary import joined_items
@@ -44,7 +45,8 @@ def regression_verdict(store: ResultsStore, run_id: str, decisions: Path) -> Reg
 
 def materialise(run: RunContext) -> StageResult:
     """This run against its baseline: ``run_comparisons`` (a delta per family and metric),
-    ``regressions`` and ``improvements`` (per item), all empty when there is no baseline."""
+    ``regressions`` and ``improvements`` (per item), all empty when there is no baseline; and
+    the run's HTML report (:func:`t2s_pipeline.report.report_path`)."""
     store, run_id = run.store, run.run_id
     baseline = baseline_for(store, run_id, run.decisions)
     if baseline.run_id is None:
@@ -56,6 +58,15 @@ def materialise(run: RunContext) -> StageResult:
     n_regressions = store.replace_run("regressions", run_id, comparison.regressions_frame())
     n_improvements = store.replace_run("improvements", run_id, comparison.improvements_frame())
     run.info(f"baseline: {baseline.run_id or 'none'} ({baseline.chosen_by})")
+    inputs = ReportInputs(
+        store,
+        run_id,
+        comparison if baseline.run_id else None,
+        f"baseline, {baseline.chosen_by}",
+        run.case_set,
+    )
+    report = write_report(inputs, report_path(store, run_id))
+    run.info(f"report: {report}")
     metadata = {
         "dagster/row_count": n,
         "baseline": baseline.run_id or "none",
@@ -65,5 +76,6 @@ def materialise(run: RunContext) -> StageResult:
         "improved_items": len(comparison.improved_items()),
         "regressions": n_regressions,
         "improvements": n_improvements,
+        "report": str(report.absolute()),
     }
     return StageResult({"run_comparisons": metadata}, value=comparison)
