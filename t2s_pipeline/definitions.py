@@ -32,7 +32,8 @@ def eval_job(executor: dg.ExecutorDefinition | None = None) -> Any:
     )
 
 
-_RUN_SELECTION = dg.AssetSelection.assets(*RUN_ASSETS, *JUDGE_ASSETS)
+# gold_cases is part of each run, so the UI shows the case set the latest run read.
+_RUN_SELECTION = dg.AssetSelection.assets(gold_cases, *RUN_ASSETS, *JUDGE_ASSETS)
 _JOB_TEXT = "Evaluate one run partition end to end."
 
 

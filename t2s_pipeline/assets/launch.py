@@ -94,9 +94,8 @@ def _materialise(
 ) -> dg.ExecuteInProcessResult:
     quiet, resources = _quiet(), _resources(settings)
     instance.add_dynamic_partitions(EVAL_RUN, [spec.run_id])
-    dg.materialize([gold_cases], instance=instance, resources=resources, run_config=quiet)
     return dg.materialize(
-        [*RUN_ASSETS, *JUDGE_ASSETS, *(RUN_CHECKS if checks is None else checks)],
+        [gold_cases, *RUN_ASSETS, *JUDGE_ASSETS, *(RUN_CHECKS if checks is None else checks)],
         partition_key=spec.run_id,
         instance=instance,
         resources=resources,

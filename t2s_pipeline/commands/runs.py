@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import fcntl
 import json
 import os
 import sys
@@ -165,16 +166,38 @@ def _check_database(cases: str) -> None:
 
 
 def dagster_home() -> Path:
-    """``DAGSTER_HOME`` if set, else a project-local instance that ``dagster dev`` can share."""
+    """``DAGSTER_HOME`` if set, else a project-local instance that ``dagster dev`` can share.
+
+    The instance's storage is created here under a lock in the folder: two ``t2s run`` started
+    at once on a new instance would otherwise both create SQLite's schema tables, and one fails
+    (``table alembic_version already exists``) or both stamp a version, which leaves the
+    instance unreadable.
+    """
     home = Path(os.environ.get("DAGSTER_HOME", DEFAULT_HOME)).resolve()
     home.mkdir(parents=True, exist_ok=True)
-    instance = home / "dagster.yaml"
-    if not instance.exists() or not instance.read_text(encoding="utf-8").strip():
-        # The default instance (runs and events stored in this folder), without the telemetry
-        # notice between a run's lines.
-        instance.write_text(INSTANCE_YAML, encoding="utf-8")
     os.environ["DAGSTER_HOME"] = str(home)
+    with open(home / ".t2s-instance.lock", "w", encoding="utf-8") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        instance = home / "dagster.yaml"
+        if not instance.exists() or not instance.read_text(encoding="utf-8").strip():
+            # The default instance (runs and events stored in this folder), without the
+            # telemetry notice between a run's lines.
+            instance.write_text(INSTANCE_YAML, encoding="utf-8")
+        _create_storage()
     return home
+
+
+def _create_storage() -> None:
+    """Open the instance once, touching each storage, so that each creates its schema now."""
+    import dagster as dg
+
+    from t2s_pipeline.assets.partitions import EVAL_RUN
+
+    with dg.DagsterInstance.get() as instance:
+        instance.get_runs(limit=1)
+        instance.get_dynamic_partitions(EVAL_RUN)
+        instance.all_instigator_state()
+        instance.get_latest_materialization_event(dg.AssetKey("gold_cases"))
 
 
 def run_command(args: argparse.Namespace) -> int:

@@ -2,11 +2,18 @@
 
 from __future__ import annotations
 
+import os
 import shutil
+import socket
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
 import dagster as dg
+import httpx
 import pytest
 import yaml
 
@@ -78,3 +85,47 @@ def project(tmp_path: Path, demo_warehouse: Path) -> Project:
 def instance() -> dg.DagsterInstance:
     with dg.instance_for_test() as test_instance:
         yield test_instance
+
+
+def _free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+@pytest.fixture
+def home(tmp_path: Path) -> Path:
+    folder = tmp_path / "dagster_home"
+    folder.mkdir()
+    (folder / "dagster.yaml").write_text("telemetry:\n  enabled: false\n")
+    return folder
+
+
+@pytest.fixture
+def webserver(home: Path) -> Iterator[str]:
+    """dagster-webserver on loopback over the project's workspace.yaml and ``home``."""
+    port = _free_port()
+    env = {**os.environ, "DAGSTER_HOME": str(home)}
+    command = [sys.executable, "-m", "dagster_webserver", "-h", "127.0.0.1", "-p", str(port)]
+    process = subprocess.Popen(
+        [*command, "-w", str(REPO / "workspace.yaml")],
+        cwd=REPO,
+        env=env,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+    url = f"http://127.0.0.1:{port}"
+    try:
+        deadline = time.monotonic() + 120
+        while time.monotonic() < deadline:
+            try:
+                if httpx.get(f"{url}/server_info", timeout=2).status_code == 200:
+                    break
+            except httpx.HTTPError:
+                time.sleep(0.5)
+        else:
+            pytest.fail("dagster-webserver did not start within 120 s")
+        yield url
+    finally:
+        process.terminate()
+        process.wait(timeout=30)

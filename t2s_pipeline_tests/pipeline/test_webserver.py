@@ -2,12 +2,7 @@
 
 from __future__ import annotations
 
-import os
-import socket
-import subprocess
-import sys
 import time
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -18,7 +13,7 @@ import pytest
 from t2s_pipeline.assets.evaluation import FAST_CHECKS
 from t2s_pipeline.assets.launch import run_config
 
-from .conftest import REPO, Project
+from .conftest import Project
 
 QUERY = """
 query ($run: String!) {
@@ -45,50 +40,6 @@ query ($run: String!) {
   }
 }
 """
-
-
-def _free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
-
-
-@pytest.fixture
-def home(tmp_path: Path) -> Path:
-    folder = tmp_path / "dagster_home"
-    folder.mkdir()
-    (folder / "dagster.yaml").write_text("telemetry:\n  enabled: false\n")
-    return folder
-
-
-@pytest.fixture
-def webserver(home: Path) -> Iterator[str]:
-    """dagster-webserver on loopback over the project's workspace.yaml and ``home``."""
-    port = _free_port()
-    env = {**os.environ, "DAGSTER_HOME": str(home)}
-    command = [sys.executable, "-m", "dagster_webserver", "-h", "127.0.0.1", "-p", str(port)]
-    process = subprocess.Popen(
-        [*command, "-w", str(REPO / "workspace.yaml")],
-        cwd=REPO,
-        env=env,
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
-    )
-    url = f"http://127.0.0.1:{port}"
-    try:
-        deadline = time.monotonic() + 120
-        while time.monotonic() < deadline:
-            try:
-                if httpx.get(f"{url}/server_info", timeout=2).status_code == 200:
-                    break
-            except httpx.HTTPError:
-                time.sleep(0.5)
-        else:
-            pytest.fail("dagster-webserver did not start within 120 s")
-        yield url
-    finally:
-        process.terminate()
-        process.wait(timeout=30)
 
 
 def _graphql(url: str, run_id: str) -> dict[str, Any]:
