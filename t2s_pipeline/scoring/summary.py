@@ -53,6 +53,19 @@ FAMILY_COLUMNS: dict[str, dict[str, str]] = {
 }
 
 
+# What the UI plots across runs (RunSummary.metadata): each family's headline means. The 16
+# component part means and the retrieval probes stay in the markdown summary and the comparison.
+PLOTTED: tuple[tuple[str, str], ...] = (
+    ("exact", "ex"),
+    ("exact", "ex_presentation"),
+    ("retrieval", "recall"),
+    ("retrieval", "precision"),
+    ("columns", "recall"),
+    ("columns", "precision"),
+    ("cells", "recall"),
+    ("cells", "precision"),
+)
+
 @dataclass(frozen=True)
 class RunSummary:
     """Everything a run's summary reports."""
@@ -85,18 +98,24 @@ class RunSummary:
 
     def metadata(self) -> dict[str, float | int]:
         """The headline figures as flat numeric metadata, so the UI plots each across runs:
-        each family's means with ``/ci_low`` and ``/ci_high``, EX per band, the ceilings that
-        occurred (a zero is not plotted), robustness. The n of every mean is in the markdown
-        summary; EX's n is plotted too (``exact/ex/n``)."""
+        each family's headline means (:data:`PLOTTED`) and EX per band, each with ``/ci_low``
+        and ``/ci_high``, the ceilings that occurred (a zero is not plotted), robustness. The
+        other means (component parts, retrieval probes) and the n of every mean are in the
+        markdown summary; EX's n is plotted too (``exact/ex/n``)."""
         out: dict[str, float | int] = {"n_items": self.n_items, "n_cases": self.n_cases}
-        for family, metrics in self.families.items():
-            for metric, mean in metrics.items():
-                if mean.mean is None:
-                    continue
-                out[f"{family}/{metric}"] = round(mean.mean, 6)
-                if mean.ci is not None:
-                    out[f"{family}/{metric}/ci_low"] = round(mean.ci[0], 6)
-                    out[f"{family}/{metric}/ci_high"] = round(mean.ci[1], 6)
+
+        def plot(key: str, mean: Mean) -> None:
+            if mean.mean is None:
+                return
+            out[key] = round(mean.mean, 6)
+            if mean.ci is not None:
+                out[f"{key}/ci_low"] = round(mean.ci[0], 6)
+                out[f"{key}/ci_high"] = round(mean.ci[1], 6)
+
+        for family, metric in PLOTTED:
+            mean = self.families.get(family, {}).get(metric)
+            if mean is not None:
+                plot(f"{family}/{metric}", mean)
         ex = self.families.get("exact", {}).get("ex")
         if ex is not None:
             out["exact/ex/n"] = ex.n
@@ -104,8 +123,7 @@ class RunSummary:
             if count:
                 out[f"ceiling/{name}"] = count
         for band, mean in self.ex_by_difficulty.items():
-            if mean.mean is not None:
-                out[f"ex_by_difficulty/{band}"] = round(mean.mean, 6)
+            plot(f"ex_by_difficulty/{band}", mean)
         if self.robustness.mean is not None:
             out["robustness"] = round(self.robustness.mean, 6)
         return out

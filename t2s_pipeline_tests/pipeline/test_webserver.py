@@ -15,6 +15,9 @@ from t2s_pipeline.assets.launch import run_config
 
 from .conftest import Project
 
+# Plotted keys with one slash that are not a family's mean.
+_NOT_MEANS = {"ceiling", "ex_by_difficulty", "dagster"}
+
 QUERY = """
 query ($run: String!) {
   assetNodes { assetKey { path } }
@@ -26,6 +29,7 @@ query ($run: String!) {
           label
           ... on FloatMetadataEntry { floatValue }
           ... on IntMetadataEntry { intValue }
+          ... on MarkdownMetadataEntry { mdStr }
         }
       }
     }
@@ -73,6 +77,19 @@ def test_ui_shows_assets_partition_metadata_and_checks(
     metadata = {entry["label"]: entry for entry in materialization["metadataEntries"]}
     assert metadata["n_items"]["intValue"] == project.n_cases
     assert "cells/recall" in metadata and "exact/ex/n" in metadata
+    # Curated plots: the readable summary first; each plotted mean with its interval; no zero
+    # ceiling and no per-metric n beside EX's.
+    entries = materialization["metadataEntries"]
+    assert entries[0]["label"] == "summary" and entries[0]["mdStr"].startswith("### Run")
+    plotted = [e["label"] for e in entries if "floatValue" in e or "intValue" in e]
+    means = [k for k in plotted if k.count("/") == 1 and k.split("/")[0] not in _NOT_MEANS]
+    assert means and all(f"{k}/ci_low" in plotted and f"{k}/ci_high" in plotted for k in means)
+    ceilings = [e for e in entries if e["label"].startswith("ceiling/")]
+    assert all(e["intValue"] > 0 for e in ceilings)
+    assert [k for k in plotted if k.endswith("/n")] == ["exact/ex/n"]
+    # Headlines only: the first round plotted 76 keys, the 16 component part means among them.
+    assert not [k for k in plotted if k.startswith("component/")]
+    assert len(plotted) <= 60, plotted
     node = result["checks"]
     assert outcome.run_id in node["partitionKeysByDimension"][0]["partitionKeys"]
     checks = {c["name"]: c for c in node["assetChecksOrError"]["checks"]}
