@@ -66,6 +66,7 @@ PLOTTED: tuple[tuple[str, str], ...] = (
     ("cells", "precision"),
 )
 
+
 @dataclass(frozen=True)
 class RunSummary:
     """Everything a run's summary reports."""
