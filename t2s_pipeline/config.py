@@ -107,6 +107,17 @@ class JudgeSettings(_Strict):
     agreement_floor: float = Field(default=0.7, ge=0.0, le=1.0)
 
 
+class TestSuiteSettings(_Strict):
+    """Test-suite accuracy (``ex_ts``): EX also on the distilled neighbours of the snapshot."""
+
+    __test__ = False  # not a pytest class
+
+    enabled: bool = False
+    seed: int = Field(default=0, ge=0)
+    random_neighbours: int = Field(default=8, ge=0, le=64)
+    """How many random neighbours the pool holds (three boundary neighbours are always made)."""
+
+
 class RunConfig(_Strict):
     """One configuration of the system under test."""
 
@@ -118,16 +129,20 @@ class RunConfig(_Strict):
     scorer: ScorerSettings = ScorerSettings()
     client: ClientSettings = ClientSettings()
     judge: JudgeSettings = JudgeSettings()
+    test_suite: TestSuiteSettings = TestSuiteSettings()
     compare_to: str | None = Field(default=None, pattern=r"^[a-z0-9-]+$")
     """The baseline (SPEC 13): a run id, or a configuration name meaning its latest finished
     run on the same cases. Unset: the champion of the case set (``t2s promote``)."""
 
     def config_hash(self) -> str:
-        """SHA-256 of the configuration's canonical JSON (an unset ``compare_to`` is left
-        out, so configurations written before it keep their run ids)."""
+        """SHA-256 of the configuration's canonical JSON (an unset ``compare_to`` and a
+        default ``test_suite`` are left out, so configurations written before them keep their
+        run ids)."""
         data = self.model_dump(mode="json")
         if data.get("compare_to") is None:
             data.pop("compare_to", None)
+        if data.get("test_suite") == TestSuiteSettings().model_dump(mode="json"):
+            data.pop("test_suite", None)
         text = json.dumps(data, sort_keys=True)
         return hashlib.sha256(text.encode()).hexdigest()
 

@@ -210,6 +210,13 @@ _DECLARED = [
         ("item_id",),
     ),
     _table(
+        "test_suite_matches",
+        "item_id VARCHAR, case_id VARCHAR, exact_match BOOLEAN, ex_ts BOOLEAN, "
+        "neighbours BIGINT, told_apart_by VARCHAR, reference_json VARCHAR, "
+        "candidate_json VARCHAR, suite_key VARCHAR",
+        ("item_id",),
+    ),
+    _table(
         "diagnoses",
         "item_id VARCHAR, case_id VARCHAR, category VARCHAR, rule VARCHAR, "
         "categories_json VARCHAR, findings_json VARCHAR",

@@ -32,6 +32,7 @@ from t2s_pipeline.run.summary import summarise_run
 from t2s_pipeline.runs import RunSpec
 from t2s_pipeline.scoring.compare import Comparison, Regression
 from t2s_pipeline.scoring.summary import RunSummary
+from t2s_pipeline.testsuite.suite import TestSuite
 
 # Partitioned checks (one status per run partition) are a preview feature in Dagster 1.13;
 # this project depends on them and pins the Dagster version, so the notice is noise.
@@ -305,9 +306,57 @@ def exact_matches(context: dg.AssetExecutionContext, settings: T2SSettings) -> d
     return materialised(stage(context, settings, "exact"), "exact_matches")
 
 
+@dg.asset(partitions_def=eval_run_partitions, deps=[gold_cases], group_name=GROUP)
+def test_suites(context: dg.AssetExecutionContext, settings: T2SSettings) -> dg.MaterializeResult:
+    """The case set's distilled test suite (neighbour databases of the snapshot that tell each
+    gold query from its mutants): built once per (cases, snapshot, seed), reused by every run
+    whose configuration turns ``test_suite`` on."""
+    done = stage(context, settings, "suite")
+    suite = done.value
+    if not isinstance(suite, TestSuite):
+        return materialised(done, "test_suites")
+    return materialised(done, "test_suites", per_case=_suite_table(suite))
+
+
+def _suite_table(suite: TestSuite) -> dg.MetadataValue:
+    columns = ("case", "neighbours", "mutants", "snapshot_missed", "suite_caught", "uncaught")
+    return dg.MetadataValue.table(
+        records=[
+            dg.TableRecord(
+                {
+                    "case": c.case_id,
+                    "neighbours": ", ".join(c.neighbours),
+                    "mutants": c.mutants,
+                    "snapshot_missed": c.snapshot_missed,
+                    "suite_caught": c.suite_caught,
+                    "uncaught": "; ".join(c.uncaught)[:300],
+                }
+            )
+            for c in sorted(suite.cases.values(), key=lambda c: -c.snapshot_missed)
+        ],
+        schema=dg.TableSchema(
+            columns=[
+                dg.TableColumn(
+                    n, "int" if n in ("mutants", "snapshot_missed", "suite_caught") else "string"
+                )
+                for n in columns
+            ]
+        ),
+    )
+
+
+@dg.asset(partitions_def=eval_run_partitions, deps=[exact_matches, test_suites], group_name=GROUP)
+def test_suite_matches(
+    context: dg.AssetExecutionContext, settings: T2SSettings
+) -> dg.MaterializeResult:
+    """``ex_ts`` per item: exact match on the snapshot and on every neighbour of its case's
+    suite; an item matching on the snapshot only names the neighbour that tells it apart."""
+    return materialised(stage(context, settings, "test_suite"), "test_suite_matches")
+
+
 @dg.asset(
     partitions_def=eval_run_partitions,
-    deps=[exact_matches, retrieval_scores, component_scores],
+    deps=[exact_matches, test_suite_matches, retrieval_scores, component_scores],
     group_name=GROUP,
 )
 def diagnoses(context: dg.AssetExecutionContext, settings: T2SSettings) -> dg.MaterializeResult:
@@ -534,6 +583,8 @@ RUN_ASSETS = [
     component_scores,
     output_scores,
     exact_matches,
+    test_suites,
+    test_suite_matches,
     diagnoses,
     run_summary,
     run_comparisons,

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import datetime as dt
 import json
+import logging
 import pickle
 import zlib
 from collections.abc import Sequence
@@ -73,9 +74,16 @@ def not_run(key: str, reason: str) -> ExecutedResult:
 
 
 def execute_jobs(
-    domain: Domain, jobs: Sequence[QueryJob], guard: Guard, progress: Progress | None = None
+    domain: Domain,
+    jobs: Sequence[QueryJob],
+    guard: Guard,
+    progress: Progress | None = None,
+    refusal_log_level: int = logging.WARNING,
 ) -> list[ExecutedResult]:
-    """Run every job through the guarded executor, one executor per database, in job order."""
+    """Run every job through the guarded executor, one executor per database, in job order.
+
+    Refusals are logged at ``refusal_log_level`` (a test suite's mutants may be refused as a
+    matter of course, and log at DEBUG)."""
     results: dict[str, ExecutedResult] = {}
     by_target: dict[str, list[QueryJob]] = {}
     for job in jobs:
@@ -85,7 +93,7 @@ def execute_jobs(
             by_target.setdefault(domain.database_for(job.case), []).append(job)
     done = len(results)
     for target, group in by_target.items():
-        with open_executor(target, guard) as executor:
+        with open_executor(target, guard, refusal_log_level) as executor:
             outcomes = executor.run_all(str(job.sql) for job in group)
             for job, outcome in zip(group, outcomes, strict=True):
                 results[job.key] = from_outcome(job.key, outcome)
@@ -107,7 +115,7 @@ def to_frame(results: Sequence[ExecutedResult], preview_rows: int) -> pd.DataFra
             "n_rows": pd.Series([len(r.rows) for r in results], dtype="Int64"),
             "truncated": [r.truncated for r in results],
             "seconds": [r.seconds for r in results],
-            "preview_json": [json.dumps(_jsonable(r.rows[:preview_rows])) for r in results],
+            "preview_json": [json.dumps(jsonable(r.rows[:preview_rows])) for r in results],
             "payload": [zlib.compress(pickle.dumps(r.rows)) for r in results],
         }
     )
@@ -130,9 +138,10 @@ def from_frame(frame: pd.DataFrame) -> dict[str, ExecutedResult]:
     return out
 
 
-def _jsonable(value: Any) -> Any:
+def jsonable(value: Any) -> Any:
+    """Rows as JSON-ready values (decimals as floats, dates as ISO text, bytes as hex)."""
     if isinstance(value, list | tuple):
-        return [_jsonable(v) for v in value]
+        return [jsonable(v) for v in value]
     if isinstance(value, Decimal):
         return float(value)
     if isinstance(value, dt.date | dt.datetime | dt.time):

@@ -15,6 +15,7 @@ from t2s_pipeline.run import (
     output,
     retrieval,
     summary,
+    test_suite,
 )
 from t2s_pipeline.run.context import Stage
 
@@ -28,6 +29,8 @@ STAGES: tuple[Stage, ...] = (
     Stage("components", ("component_scores",), components.materialise),
     Stage("output", ("output_scores",), output.materialise),
     Stage("exact", ("exact_matches",), exact.materialise),
+    Stage("suite", ("test_suites",), test_suite.materialise_suite),
+    Stage("test_suite", ("test_suite_matches",), test_suite.materialise),
     Stage("diagnose", ("diagnoses",), diagnose.materialise),
     Stage("judge", ("judge_diagnoses",), judge.materialise_judge),
     Stage("calibrate", ("judge_calibration",), judge.materialise_calibration),

@@ -28,6 +28,7 @@ def joined_items(store: ResultsStore, run_id: str) -> pd.DataFrame:
         ("output_scores", ["case_id", "exact_match", "scorer_fault"]),
         ("retrieval_scores", ["case_id"]),
         ("component_scores", ["case_id"]),
+        ("test_suite_matches", ["case_id", "exact_match", "neighbours", "suite_key"]),
         ("diagnoses", ["case_id"]),
     ):
         other = store.read(table, run_id)

@@ -22,6 +22,7 @@ from t2s_pipeline.scoring.summary import FAMILY_COLUMNS
 _HEADLINE = (
     ("exact", "ex"),
     ("exact", "ex_presentation"),
+    ("exact", "ex_ts"),
     ("cells", "recall"),
     ("columns", "recall"),
     ("retrieval", "recall"),

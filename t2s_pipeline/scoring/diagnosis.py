@@ -63,6 +63,9 @@ class ItemEvidence:
     """What differs only in presentation; non-empty means the data is right."""
     failure: str | None = None
     """Why the candidate (or the gold) gave no result, for the finding."""
+    snapshot_only: str | None = None
+    """Exact match on the snapshot, but not on a neighbour of the case's test suite: the
+    evidence (neighbour and rows), said as the finding "matches on the snapshot only"."""
 
 
 @dataclass(frozen=True)
@@ -87,7 +90,7 @@ Rule = tuple[str, str, Callable[[ItemEvidence], bool]]
 
 RULES: tuple[Rule, ...] = (
     ("harness_bug", "gold failed or scorer fault", lambda e: e.gold_failed or e.scorer_fault),
-    ("correct", "exact match", lambda e: e.exact_match),
+    ("correct", "exact match", lambda e: e.exact_match and not e.snapshot_only),
     ("no_result", "error, refusal or no SQL", lambda e: e.candidate_failed),
     (
         "wrong_table",
@@ -119,7 +122,7 @@ def diagnose(evidence: ItemEvidence) -> Diagnosis:
         if holds(evidence):
             found = _settled_findings(category, evidence)
             return Diagnosis(category, rule, (category,), found)
-    if evidence.presentation:
+    if evidence.presentation and not evidence.snapshot_only:
         found = tuple(Finding("presentation", text) for text in evidence.presentation)
         return Diagnosis(
             "presentation", "the data is right, shown differently", ("presentation",), found
@@ -138,6 +141,8 @@ def diagnose(evidence: ItemEvidence) -> Diagnosis:
                 break
     ordered = tuple(c for c in PRECEDENCE if c in holding)
     kept = tuple(f for f in evidence.findings if f.category in holding or f.category == NOTE)
+    if evidence.snapshot_only:
+        kept += (Finding(ordered[0], evidence.snapshot_only),)
     return Diagnosis(ordered[0], holding[ordered[0]], ordered, kept)
 
 

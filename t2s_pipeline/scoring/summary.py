@@ -49,7 +49,7 @@ FAMILY_COLUMNS: dict[str, dict[str, str]] = {
         for name in COMPONENT_SETS
         for side in ("precision", "recall")
     },
-    "exact": {"ex": "exact_match", "ex_presentation": "ex_presentation"},
+    "exact": {"ex": "exact_match", "ex_presentation": "ex_presentation", "ex_ts": "ex_ts"},
 }
 
 
@@ -58,6 +58,7 @@ FAMILY_COLUMNS: dict[str, dict[str, str]] = {
 PLOTTED: tuple[tuple[str, str], ...] = (
     ("exact", "ex"),
     ("exact", "ex_presentation"),
+    ("exact", "ex_ts"),
     ("retrieval", "recall"),
     ("retrieval", "precision"),
     ("columns", "recall"),
@@ -135,6 +136,9 @@ class RunSummary:
         if ex is not None:
             failed = self.ceilings.get("gold_failed", 0)
             lines += [f"**EX {ex.of(self.n_items, failed)}**", ""]
+        ex_ts = self.families.get("exact", {}).get("ex_ts")
+        if ex_ts is not None and ex_ts.n:
+            lines += [f"**EX on the test suite (ex_ts) {ex_ts}**", ""]
         lines += ["| family | metric | mean | 95% CI | n |", "|---|---|---|---|---|"]
         for family, metrics in self.families.items():
             for metric, mean in metrics.items():
