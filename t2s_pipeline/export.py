@@ -32,6 +32,8 @@ STATUS = (
 FIGURES = (
     "ex",
     "ex_presentation",
+    "ex_ts",
+    "ex_ts_told_apart_by",
     "columns_precision",
     "columns_recall",
     "cells_precision",
@@ -78,6 +80,9 @@ def export_frame(store: ResultsStore, run_id: str, case_set: CaseSet | None) -> 
     data = _join(data, store.read("exact_matches", run_id), {
         "exact_match": "ex", "ex_presentation": "ex_presentation",
     })  # fmt: skip
+    data = _join(data, store.read("test_suite_matches", run_id), {
+        "ex_ts": "ex_ts", "told_apart_by": "ex_ts_told_apart_by",
+    })  # fmt: skip
     data = _join(data, store.read("output_scores", run_id), {
         **{c: c for c in ("columns_precision", "columns_recall", "cells_precision",
                           "cells_recall")},
@@ -109,7 +114,7 @@ def export_frame(store: ResultsStore, run_id: str, case_set: CaseSet | None) -> 
     data["findings"] = [
         [f["text"] for f in json.loads(v)] if isinstance(v, str) else [] for v in data["findings"]
     ]
-    for flag in ("ex", "ex_presentation"):
+    for flag in ("ex", "ex_presentation", "ex_ts"):
         data[flag] = data[flag].astype("boolean")
     return data[list(FIELDS)].reset_index(drop=True)
 

@@ -27,7 +27,8 @@ def test_plain_runner_writes_the_same_tables_as_dagster(
     project: Project, instance: dg.DagsterInstance, tmp_path: Path
 ) -> None:
     """Every run table equal, row for row, column for column (see ``same_tables``)."""
-    config = project.config("both-ways")
+    # Test suites on: the suite and ex_ts stages are compared too (the suite is built once).
+    config = project.config("both-ways", test_suite={"enabled": True, "random_neighbours": 1})
     dagster = run_config(config, project.settings, instance=instance, checks=FAST_CHECKS)
     assert dagster.success
     plain_results = tmp_path / "plain-results"
