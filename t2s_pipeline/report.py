@@ -107,6 +107,9 @@ def _header(summary: RunSummary, config: str, notes: Sequence[str]) -> str:
     headline = (
         "" if ex is None else f"<p class='headline'>EX {_e(ex.of(summary.n_items, failed))}</p>"
     )
+    ex_ts = summary.families.get("exact", {}).get("ex_ts")
+    if ex_ts is not None and ex_ts.n:
+        headline += f"<p class='headline'>EX on the test suite (ex_ts) {_e(str(ex_ts))}</p>"
     raised = ", ".join(f"{k} {v}" for k, v in sorted(summary.ceilings.items()) if v) or "none"
     shown = "".join(f"<p class='note'>{_e(note)}</p>" for note in notes)
     return (

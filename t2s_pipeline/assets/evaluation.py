@@ -351,7 +351,29 @@ def test_suite_matches(
 ) -> dg.MaterializeResult:
     """``ex_ts`` per item: exact match on the snapshot and on every neighbour of its case's
     suite; an item matching on the snapshot only names the neighbour that tells it apart."""
-    return materialised(stage(context, settings, "test_suite"), "test_suite_matches")
+    done = stage(context, settings, "test_suite")
+    rows = done.value if isinstance(done.value, list) else []
+    only = [r for r in rows if r.get("exact_match") and r.get("ex_ts") is False]
+    return materialised(done, "test_suite_matches", snapshot_only_items=_snapshot_only(only))
+
+
+def _snapshot_only(rows: Sequence[Mapping[str, object]]) -> dg.MetadataValue:
+    """The items that match on the snapshot only: the neighbour and the rows each side gave."""
+    columns = ("item", "neighbour", "reference_rows", "candidate_rows")
+    return dg.MetadataValue.table(
+        records=[
+            dg.TableRecord(
+                {
+                    "item": str(r["item_id"]),
+                    "neighbour": str(r.get("told_apart_by")),
+                    "reference_rows": str(r.get("reference_json"))[:300],
+                    "candidate_rows": str(r.get("candidate_json"))[:300],
+                }
+            )
+            for r in rows
+        ],
+        schema=dg.TableSchema(columns=[dg.TableColumn(n, "string") for n in columns]),
+    )
 
 
 @dg.asset(

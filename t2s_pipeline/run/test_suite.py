@@ -77,7 +77,7 @@ def materialise(run: RunContext) -> StageResult:
         "snapshot_only": len(snapshot_only),
         "neighbours_read": sum(int(str(r["neighbours"] or 0)) for r in rows),
     }
-    return StageResult({"test_suite_matches": metadata})
+    return StageResult({"test_suite_matches": metadata}, value=rows)
 
 
 def test_suite_rows(run: RunContext, suite: TestSuite) -> list[dict[str, object]]:

@@ -80,3 +80,59 @@ def _constant(node: exp.Expr | None) -> bool:
     if node is None:
         return False
     return node.find(exp.Column, exp.Query, exp.Star, exp.Placeholder) is None
+
+
+@dataclass(frozen=True)
+class TopK:
+    """A gold query's top-k cut over one base table: the query that returns that table's row
+    at rank k (every column of the table), so a neighbour can add a tie right at the cut."""
+
+    schema: str
+    table: str
+    kth_row: str
+
+
+def top_k_cut(sql: str, dialect: str, schema: Schema | None) -> TopK | None:
+    """The cut of ``... FROM t ... ORDER BY t.c LIMIT k`` (no grouping, DISTINCT or aggregate;
+    the first sort key a column of a base table), or None.
+
+    >>> from t2s_pipeline.sql.schema import Schema
+    >>> schema = Schema({"sales": {"items": {"item_id": "VARCHAR", "list_price": "DOUBLE"}}}, "duckdb")
+    >>> top_k_cut("SELECT item_id FROM sales.items ORDER BY list_price DESC LIMIT 5",
+    ...           "duckdb", schema).kth_row
+    'SELECT items.* FROM sales.items AS items ORDER BY items.list_price DESC LIMIT 1 OFFSET 4'
+    """
+    try:
+        tree = qualify_query(parse_one_query(sql, dialect), dialect, schema)
+    except Exception:  # noqa: BLE001 - an unreadable query has no cut
+        return None
+    if not isinstance(tree, exp.Select) or tree.args.get("group") or tree.args.get("distinct"):
+        return None
+    limit, order = tree.args.get("limit"), tree.args.get("order")
+    count = limit.expression if isinstance(limit, exp.Limit) else None
+    if order is None or not isinstance(count, exp.Literal) or count.is_string:
+        return None
+    if any(e.find(exp.AggFunc, exp.Window) for e in tree.expressions):
+        return None
+    first = _through_alias(order.expressions[0].this, tree)
+    if not isinstance(first, exp.Column):
+        return None
+    scope = traverse_scope(tree)[-1]
+    source = scope.sources.get(first.table)
+    if not isinstance(source, exp.Table) or not source.db:
+        return None
+    k = int(count.this)
+    kth = tree.copy()
+    kth.set("expressions", [exp.Column(this=exp.Star(), table=exp.to_identifier(first.table))])
+    kth.set("limit", exp.Limit(expression=exp.Literal.number(1)))
+    kth.set("offset", exp.Offset(expression=exp.Literal.number(k - 1)))
+    return TopK(source.db, source.name, kth.sql(dialect=dialect))
+
+
+def _through_alias(node: exp.Expr, select: exp.Select) -> exp.Expr:
+    """An ORDER BY name that is an output column's alias, read as what it names."""
+    if isinstance(node, exp.Column) and not node.table:
+        for projection in select.expressions:
+            if isinstance(projection, exp.Alias) and projection.alias == node.name:
+                return projection.this
+    return node

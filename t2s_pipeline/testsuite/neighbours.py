@@ -336,3 +336,25 @@ def _moved_literal(value: object, column: ColumnInfo, step: int) -> str | None:
     if isinstance(value, str) and step == 0 and not column.is_number and not column.is_temporal:
         return f"CAST({_string(value)} AS {kind})"
     return None
+
+
+def tie_changes(tables: Sequence[TableInfo], cuts: Sequence[tuple[str, str, str]]) -> list[str]:
+    """For each top-k cut ``(schema, table, query of the row at rank k)``, a copy of that row
+    under a fresh key: a tie exactly at the cut."""
+    by_name = {(t.schema.lower(), t.name.lower()): t for t in tables}
+    statements = []
+    for schema, name, kth_row in cuts:
+        table = by_name.get((schema.lower(), name.lower()))
+        fresh = table.fresh_key if table else None
+        if table is None or fresh is None:
+            continue
+        key = _quote(fresh.name)
+        if fresh.is_integer:
+            new_key = f"(SELECT coalesce(max({key}), 0) FROM {table.qualified}) + 1"
+        else:
+            new_key = f"{key} || '~t'"
+        statements.append(
+            f"INSERT INTO {table.qualified} SELECT * REPLACE ({new_key} AS {key}) "
+            f"FROM ({kth_row}) AS kth"
+        )
+    return statements

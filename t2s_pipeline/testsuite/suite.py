@@ -7,8 +7,9 @@ each kept neighbour. Building it:
 
 1. the mutants of every gold query (:mod:`.mutants`) run on the snapshot; a mutant returning the
    gold's rows there is one the snapshot alone misses;
-2. a pool of neighbours is generated (:mod:`.neighbours`): random ones and boundary ones at the
-   constants the gold queries compare with (:mod:`.boundaries`);
+2. a pool of neighbours is generated (:mod:`.neighbours`): random ones, boundary ones at the
+   constants the gold queries compare with (:mod:`.boundaries`), and one with a tie at every
+   top-k cut over a base table;
 3. every gold query and its missed mutants run on every neighbour; per case, a greedy set cover
    keeps the fewest neighbours that tell the gold from every mutant some neighbour tells apart.
 
@@ -39,7 +40,7 @@ from t2s_pipeline.scoring.encoding import Crosswalk, encode
 from t2s_pipeline.scoring.exact import exact_match
 from t2s_pipeline.sql.parse import parse_one_query
 from t2s_pipeline.sql.schema import domain_schema
-from t2s_pipeline.testsuite.boundaries import boundary_terms
+from t2s_pipeline.testsuite.boundaries import boundary_terms, top_k_cut
 from t2s_pipeline.testsuite.mutants import Mutant, mutate
 from t2s_pipeline.testsuite.neighbours import (
     Boundary,
@@ -48,10 +49,11 @@ from t2s_pipeline.testsuite.neighbours import (
     build_neighbour,
     random_changes,
     read_tables,
+    tie_changes,
 )
 
 _LOG = logging.getLogger("t2s_pipeline.testsuite")
-FORMAT = 1
+FORMAT = 2
 """Bumped when what a suite holds or how it is built changes, so old suites are rebuilt."""
 GOLD_FILE = "gold_results.pickle.zlib"
 BOUNDARY_STEPS: tuple[tuple[str, int], ...] = (("below", -1), ("at", 0), ("above", 1))
@@ -290,7 +292,20 @@ def _build_pool(
         statements = boundary_changes(tables, boundaries, step, settings.seed)
         build_neighbour(snapshot, folder / f"{name}.duckdb", tables, statements)
         names.append(name)
+    cuts = _cuts(case_set)
+    if cuts:
+        info(f"test suite: {len(cuts)} top-k cuts get a tie")
+        build_neighbour(snapshot, folder / "boundary-tie.duckdb", tables, tie_changes(tables, cuts))
+        names.append("boundary-tie")
     return names
+
+
+def _cuts(case_set: CaseSet) -> list[tuple[str, str, str]]:
+    """The top-k cuts of the gold queries over one base table (see :func:`top_k_cut`)."""
+    domain = case_set.domain
+    schema = domain_schema(domain)
+    found = (top_k_cut(case.gold_sql, domain.dialect, schema) for case in case_set.cases)
+    return list(dict.fromkeys((c.schema, c.table, c.kth_row) for c in found if c is not None))
 
 
 def _boundaries(case_set: CaseSet, snapshot: Path, guard: Guard) -> list[Boundary]:

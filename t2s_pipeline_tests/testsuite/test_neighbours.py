@@ -147,3 +147,27 @@ def test_decimal_boundaries_move_by_the_column_scale(snapshot: Path, tmp_path: P
             ).fetchall()
         found.append({float(r[0]) for r in rows})
     assert -0.01 in found[0] and 0.0 in found[1] and 0.01 in found[2]
+
+
+def test_tie_sits_at_the_top_k_cut(snapshot: Path, tmp_path: Path) -> None:
+    """A top-5 cut gets a copy of its 5th row under a fresh key: ranks 5 and 6 tie."""
+    from t2s_pipeline.sql.schema import live_schema
+    from t2s_pipeline.testsuite.boundaries import top_k_cut
+    from t2s_pipeline.testsuite.neighbours import tie_changes
+
+    gold = (
+        "SELECT item_id, list_price FROM sales.items WHERE is_active "
+        "ORDER BY list_price DESC, item_id LIMIT 5"
+    )
+    cut = top_k_cut(gold, "duckdb", live_schema(str(snapshot), "duckdb", ALLOWED_SCHEMAS))
+    assert cut is not None and (cut.schema, cut.table) == ("sales", "items")
+    tables = read_tables(snapshot, ALLOWED_SCHEMAS)
+    dest = tmp_path / "tie.duckdb"
+    build_neighbour(
+        snapshot, dest, tables, tie_changes(tables, [(cut.schema, cut.table, cut.kth_row)])
+    )
+    ranked = gold.replace("LIMIT 5", "LIMIT 6")
+    with duckdb.connect(str(dest), read_only=True) as con:
+        rows = con.execute(ranked).fetchall()
+    assert rows[4][1] == rows[5][1]
+    assert rows[5][0] == f"{rows[4][0]}~t"
