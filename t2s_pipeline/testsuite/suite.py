@@ -19,6 +19,7 @@ Every query goes through the guarded executor, under the evaluation guard.
 from __future__ import annotations
 
 import dataclasses
+import fcntl
 import hashlib
 import json
 import logging
@@ -169,11 +170,21 @@ def load_suite(domain: Domain, case_set_hash: str, settings: SuiteSettings) -> T
 def ensure_suite(
     case_set: CaseSet, guard: Guard, settings: SuiteSettings, info: Note = _LOG.info
 ) -> TestSuite:
-    """The suite of ``case_set``: loaded when built before, else built now and stored."""
+    """The suite of ``case_set``: loaded when built before, else built now and stored.
+
+    Concurrent runs wait on one lock per suite folder, so a suite is built once and a run never
+    reads a neighbour another build is still writing or pruning."""
     found = load_suite(case_set.domain, case_set.content_hash, settings)
     if found is not None:
         return found
-    return build_suite(case_set, guard, settings, info)
+    _, folder = suite_folder(case_set.domain, case_set.content_hash, settings)
+    folder.mkdir(parents=True, exist_ok=True)
+    with open(folder / ".lock", "w", encoding="utf-8") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)  # released when the file closes, even on a crash
+        found = load_suite(case_set.domain, case_set.content_hash, settings)
+        if found is not None:
+            return found
+        return build_suite(case_set, guard, settings, info)
 
 
 # --- building --------------------------------------------------------------------------------
@@ -190,7 +201,8 @@ def build_suite(
     cases = list(case_set.cases)
     mutants = {case.id: _mutants(case, domain.dialect) for case in cases}
     info(f"test suite: {sum(map(len, mutants.values()))} mutants of {len(cases)} gold queries")
-    on_snapshot = _run(domain, snapshot, cases, mutants, guard)
+    numbered = {case_id: list(enumerate(found)) for case_id, found in mutants.items()}
+    on_snapshot = _run(domain, snapshot, cases, numbered, guard)
     missed = _missed(cases, mutants, on_snapshot, settings, domain.dialect)
     tables = read_tables(snapshot, domain.allowed_schemas)
     pool = _build_pool(case_set, snapshot, tables, guard, settings, folder, info)
@@ -228,23 +240,17 @@ def _run(
     domain: Domain,
     target: Path,
     cases: Sequence[Case],
-    mutants: Mapping[str, Sequence[tuple[int, Mutant]] | Sequence[Mutant]],
+    mutants: Mapping[str, Sequence[tuple[int, Mutant]]],
     guard: Guard,
 ) -> dict[str, ExecutedResult]:
     """Every gold query and the given mutants on one database, keyed by :func:`_job_key`."""
     jobs = []
     for case in cases:
         jobs.append(QueryJob(_job_key(case.id, None), case, case.gold_sql))
-        for index, mutant in _indexed(mutants.get(case.id, ())):
+        for index, mutant in mutants.get(case.id, ()):
             jobs.append(QueryJob(_job_key(case.id, index), case, mutant.sql))
     on = dataclasses.replace(domain, database=str(target))
     return {r.key: r for r in execute_jobs(on, jobs, guard, refusal_log_level=logging.DEBUG)}
-
-
-def _indexed(
-    mutants: Sequence[tuple[int, Mutant]] | Sequence[Mutant],
-) -> list[tuple[int, Mutant]]:
-    return [m if isinstance(m, tuple) else (i, m) for i, m in enumerate(mutants)]
 
 
 def _missed(
