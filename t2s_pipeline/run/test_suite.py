@@ -42,7 +42,9 @@ def materialise_suite(run: RunContext) -> StageResult:
     the :class:`TestSuite` (None when the configuration leaves test suites off)."""
     if not run.spec.config.test_suite.enabled:
         return StageResult({"test_suites": {"enabled": False}})
-    suite = ensure_suite(run.case_set, guard(run), suite_settings(run), run.info)
+    suite = ensure_suite(
+        run.case_set, guard(run), suite_settings(run), run.info, run.progress("test suite build")
+    )
     cases = suite.cases.values()
     return StageResult(
         {

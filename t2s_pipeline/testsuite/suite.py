@@ -35,7 +35,7 @@ from t2s_pipeline.errors import ConfigError
 from t2s_pipeline.execution.engine import DUCKDB, detect_engine
 from t2s_pipeline.execution.guard import Guard
 from t2s_pipeline.execution.records import ExecutedResult, QueryJob, execute_jobs
-from t2s_pipeline.progress import Note
+from t2s_pipeline.progress import Note, Progress
 from t2s_pipeline.results import ResultSet
 from t2s_pipeline.scoring.encoding import Crosswalk, encode
 from t2s_pipeline.scoring.exact import exact_match
@@ -168,7 +168,11 @@ def load_suite(domain: Domain, case_set_hash: str, settings: SuiteSettings) -> T
 
 
 def ensure_suite(
-    case_set: CaseSet, guard: Guard, settings: SuiteSettings, info: Note = _LOG.info
+    case_set: CaseSet,
+    guard: Guard,
+    settings: SuiteSettings,
+    info: Note = _LOG.info,
+    progress: Progress | None = None,
 ) -> TestSuite:
     """The suite of ``case_set``: loaded when built before, else built now and stored.
 
@@ -184,16 +188,21 @@ def ensure_suite(
         found = load_suite(case_set.domain, case_set.content_hash, settings)
         if found is not None:
             return found
-        return build_suite(case_set, guard, settings, info)
+        return build_suite(case_set, guard, settings, info, progress)
 
 
 # --- building --------------------------------------------------------------------------------
 
 
 def build_suite(
-    case_set: CaseSet, guard: Guard, settings: SuiteSettings, info: Note = _LOG.info
+    case_set: CaseSet,
+    guard: Guard,
+    settings: SuiteSettings,
+    info: Note = _LOG.info,
+    progress: Progress | None = None,
 ) -> TestSuite:
-    """Build and store the suite of ``case_set`` (see the module's docstring)."""
+    """Build and store the suite of ``case_set`` (see the module's docstring); ``progress``
+    counts the queries run on the snapshot and then on each neighbour."""
     domain = case_set.domain
     key, folder = suite_folder(domain, case_set.content_hash, settings)
     snapshot = Path(_snapshot_target(domain))
@@ -202,13 +211,13 @@ def build_suite(
     mutants = {case.id: _mutants(case, domain.dialect) for case in cases}
     info(f"test suite: {sum(map(len, mutants.values()))} mutants of {len(cases)} gold queries")
     numbered = {case_id: list(enumerate(found)) for case_id, found in mutants.items()}
-    on_snapshot = _run(domain, snapshot, cases, numbered, guard)
+    on_snapshot = _run(domain, snapshot, cases, numbered, guard, progress)
     missed = _missed(cases, mutants, on_snapshot, settings, domain.dialect)
     tables = read_tables(snapshot, domain.allowed_schemas)
     pool = _build_pool(case_set, snapshot, tables, guard, settings, folder, info)
     results: dict[str, dict[str, ExecutedResult]] = {}
     for done, name in enumerate(pool, 1):
-        results[name] = _run(domain, folder / f"{name}.duckdb", cases, missed, guard)
+        results[name] = _run(domain, folder / f"{name}.duckdb", cases, missed, guard, progress)
         info(f"test suite: neighbour {name} read ({done}/{len(pool)})")
     suites = {
         case.id: _distil(case, mutants[case.id], missed[case.id], results, settings, domain.dialect)
@@ -242,6 +251,7 @@ def _run(
     cases: Sequence[Case],
     mutants: Mapping[str, Sequence[tuple[int, Mutant]]],
     guard: Guard,
+    progress: Progress | None = None,
 ) -> dict[str, ExecutedResult]:
     """Every gold query and the given mutants on one database, keyed by :func:`_job_key`."""
     jobs = []
@@ -250,7 +260,8 @@ def _run(
         for index, mutant in mutants.get(case.id, ()):
             jobs.append(QueryJob(_job_key(case.id, index), case, mutant.sql))
     on = dataclasses.replace(domain, database=str(target))
-    return {r.key: r for r in execute_jobs(on, jobs, guard, refusal_log_level=logging.DEBUG)}
+    results = execute_jobs(on, jobs, guard, progress, refusal_log_level=logging.DEBUG)
+    return {r.key: r for r in results}
 
 
 def _missed(
@@ -291,6 +302,7 @@ def _build_pool(
         build_neighbour(snapshot, folder / f"{name}.duckdb", tables,
                         random_changes(tables, settings.seed * 1000 + index))  # fmt: skip
         names.append(name)
+        info(f"test suite: neighbour {name} built")
     boundaries = _boundaries(case_set, snapshot, guard)
     info(f"test suite: {len(boundaries)} boundary values from the gold queries")
     for label, step in BOUNDARY_STEPS:
