@@ -288,6 +288,7 @@ SELECT 'large objects', count(*)::text, 'count' FROM pg_largeobject_metadata
 UNION ALL
 SELECT 'role settings', r.rolname, array_to_string(s.setconfig, ',')
 FROM pg_db_role_setting s JOIN pg_roles r ON r.oid = s.setrole WHERE r.rolname = %s
+  AND s.setdatabase IN (0, (SELECT oid FROM pg_database WHERE datname = current_database()))
 ORDER BY 1, 2, 3
 """
 

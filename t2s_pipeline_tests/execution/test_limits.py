@@ -115,3 +115,23 @@ def test_a_worker_left_near_its_memory_limit_is_replaced(warehouse: Path) -> Non
         after = executor.run("SELECT count(*) FROM sales.sites")
         assert after.rows == [(12,)]
         assert executor.worker_pid not in (None, first)
+
+
+@pytest.mark.parametrize("layers", [{"filter"}, {"database"}, {"filter", "database"}])
+def test_an_oversized_statement_is_refused_before_anything_reads_it(
+    warehouse: Path, layers: set[str]
+) -> None:
+    """A 7 MB IN-list is refused by its length in every layer setting, before the nesting
+    bound's tokenizer (2.9 s on it) or a parser sees it: the attack took 4 s of worker wall
+    clock before, and the database layer alone had no length bound."""
+    import time
+
+    sql = "SELECT 1 WHERE 1 IN (" + ",".join(["1"] * 3_500_000) + ")"
+    guard = Guard(allowed_schemas=DEMO, layers=frozenset(layers), timeout_s=5)
+    with open_executor(str(warehouse), guard) as executor:
+        started = time.perf_counter()
+        outcome = executor.run(sql)
+        elapsed = time.perf_counter() - started
+    assert outcome.refused and outcome.layer == "limits"
+    assert "characters; the limit is 1,000,000" in str(outcome.reason)
+    assert elapsed < 1.0
