@@ -306,7 +306,7 @@ def exact_matches(context: dg.AssetExecutionContext, settings: T2SSettings) -> d
     return materialised(stage(context, settings, "exact"), "exact_matches")
 
 
-@dg.asset(partitions_def=eval_run_partitions, deps=[gold_cases], group_name=GROUP)
+@dg.asset(partitions_def=eval_run_partitions, deps=[items], group_name=GROUP)
 def test_suites(context: dg.AssetExecutionContext, settings: T2SSettings) -> dg.MaterializeResult:
     """The case set's distilled test suite (neighbour databases of the snapshot that tell each
     gold query from its mutants): built once per (cases, snapshot, seed), reused by every run
