@@ -67,6 +67,11 @@ class SQLiteBackend:
         )
         self._con = _connect(path, self.hardened)
         self._deadline = 0.0
+        self._bounded: BoundedPrintf | None = None
+        if self.hardened:
+            self._bounded = BoundedPrintf()
+            for name in ("printf", "format"):
+                self._con.create_function(name, -1, self._bounded, deterministic=True)
         self._con.set_progress_handler(self._past_deadline, _PROGRESS_STEPS)
 
     def prepare(self, sql: str) -> Prepared:
@@ -108,11 +113,71 @@ class SQLiteBackend:
 
     def _classify(self, error: sqlite3.Error) -> Exception:
         message = first_line(str(error))
+        if self._bounded is not None and self._bounded.refusal is not None:
+            reason, self._bounded.refusal = self._bounded.refusal, None
+            return DatabaseRefusal(reason)
         if "interrupted" in message and time.monotonic() > self._deadline:
             return DatabaseRefusal(f"timed out after {self.guard.timeout_s:g} s", timed_out=True)
         if any(part in message for part in _REFUSED_MESSAGES):
             return DatabaseRefusal(message)
         return QueryFailed(message)
+
+
+class BoundedPrintf:
+    """``printf``/``format`` for the database layer: SQLite's own, refusing a width or
+    precision above the length limit before it is built.
+
+    One printf is one VM step, so neither the progress handler nor the length limit stops it
+    early: ``printf('%.*c', 900000000, 'x')`` spent 1.9 s building a string only to return
+    NULL, a "ran" that only a busy machine turned into a timeout. The formatting itself is
+    SQLite's, on a private in-memory connection with the same length limit.
+
+    >>> BoundedPrintf()("%5.1f|%s", 3.14159, "x")
+    '  3.1|x'
+    >>> BoundedPrintf()("%.*c", 900_000_000, "x")
+    Traceback (most recent call last):
+    ValueError: printf asks for a width or precision of 900,000,000; the length limit is 50,000,000
+    """
+
+    def __init__(self) -> None:
+        self._inner = sqlite3.connect(":memory:", check_same_thread=False)
+        self._inner.setlimit(sqlite3.SQLITE_LIMIT_LENGTH, MAX_LENGTH)
+        self.refusal: str | None = None
+
+    def __call__(self, fmt: object = None, *args: object) -> str | None:
+        if not isinstance(fmt, str):
+            fmt = None if fmt is None else str(fmt)
+        widest = max(_format_numbers(fmt or "", args), default=0)
+        if widest > MAX_LENGTH:
+            self.refusal = (
+                f"printf asks for a width or precision of {widest:,}; "
+                f"the length limit is {MAX_LENGTH:,}"
+            )
+            raise ValueError(self.refusal)
+        marks = ", ".join("?" for _ in range(len(args) + 1))
+        row = self._inner.execute(f"SELECT printf({marks})", (fmt, *args)).fetchone()
+        return None if row[0] is None else str(row[0])
+
+
+def _format_numbers(fmt: str, args: tuple[object, ...]) -> list[int]:
+    """Every width and precision a printf format asks for: digits written in the format, and
+    the arguments a ``*`` takes (any numeric argument, when the format has a ``*``)."""
+    found: list[int] = []
+    digits = ""
+    for char in fmt:
+        if char.isdigit():
+            digits += char
+            continue
+        if digits:
+            found.append(int(digits))
+            digits = ""
+    if digits:
+        found.append(int(digits))
+    if "*" in fmt:
+        for arg in args:
+            if isinstance(arg, int | float) and not isinstance(arg, bool):
+                found.append(abs(int(arg)) if abs(arg) < 1e18 else 10**18)
+    return found
 
 
 def _connect(path: Path, hardened: bool) -> sqlite3.Connection:

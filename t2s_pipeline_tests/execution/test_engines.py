@@ -133,6 +133,37 @@ def test_sqlite_attach_of_sensitive_file_is_refused(warehouse: Path, tmp_path: P
 
 
 @pytest.mark.parametrize(
+    ("sql", "refused"),
+    [
+        ("SELECT printf('%.*c', 900000000, 'x')", True),
+        ("SELECT printf('%900000000c', 'x')", True),
+        ("SELECT format('%.*c', 60000000, 'x')", True),
+        ("SELECT printf('%.2f|%05d|%s|%-3s|', 3.14159, 42, 'a', 'b'), format('%d', 7)", False),
+    ],
+)
+def test_sqlite_printf_width_is_bounded_at_once(
+    warehouse: Path, tmp_path: Path, sql: str, refused: bool
+) -> None:
+    """One printf is one VM step: a width past the length limit spent 1.9 s building a string
+    to return NULL, a "ran" only a busy machine turned into a timeout (CI judged the hostile
+    printf-wide case a leak). The database layer refuses it before it is built; ordinary
+    formatting gives SQLite's own text."""
+    import time
+
+    copy = build_sqlite_copy(warehouse, tmp_path / "w.sqlite")
+    guard = Guard(("main",), dialect="sqlite", layers=DATABASE_ONLY)
+    with open_executor(str(copy.main), guard) as executor:
+        started = time.perf_counter()
+        outcome = executor.run(sql)
+    assert outcome.refused is refused
+    if refused:
+        assert outcome.layer == "database" and "length limit" in str(outcome.reason)
+        assert time.perf_counter() - started < 1.0
+    else:
+        assert outcome.rows == [("3.14|00042|a|b  |", "7")]
+
+
+@pytest.mark.parametrize(
     "target", ["missing.duckdb", "missing.sqlite", "postgresql://nobody:x@127.0.0.1:1/none"]
 )
 def test_unreachable_database_raises_execution_error(tmp_path: Path, target: str) -> None:

@@ -58,9 +58,10 @@ def test_partition_materialises_on_the_postgres_instance(
     event = postgres_instance.get_latest_materialization_event(dg.AssetKey("run_summary"))
     assert event is not None and event.asset_materialization is not None
     assert event.asset_materialization.partition == outcome.run_id
-    assert postgres_instance.get_runs_count() >= 2
+    # gold_cases is part of the run's job (one run), not a run of its own
+    assert postgres_instance.get_runs_count() >= 1
     stored = urlparse(pg_url)._replace(path=f"/{DATABASE}").geturl()
     with psycopg2.connect(stored) as conn, conn.cursor() as cursor:
         cursor.execute("SELECT count(*) FROM runs")
         row = cursor.fetchone()
-    assert row is not None and row[0] >= 2
+    assert row is not None and row[0] >= 1
