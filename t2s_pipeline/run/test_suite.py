@@ -20,8 +20,8 @@ from t2s_pipeline.testsuite.suite import (
     SuiteSettings,
     TestSuite,
     ensure_suite,
+    first_difference,
     gold_is_ordered,
-    same_rows,
 )
 
 PREVIEW_ROWS = 5
@@ -145,20 +145,19 @@ def _verdict(
     float_decimals: int,
 ) -> dict[str, object]:
     """ex_ts for one EX-true item: the first neighbour where the results differ, if any."""
-    for name in neighbours:
-        reference = gold.get(f"{case_id}@{name}")
-        candidate = on_neighbours.get(name, {}).get(item_id)
-        if reference is None or candidate is None:
-            continue
-        if not candidate.ok or not same_rows(reference, candidate, ordered, float_decimals):
-            return {
-                "ex_ts": False,
-                "neighbours": len(neighbours),
-                "told_apart_by": name,
-                "reference_json": _preview(reference),
-                "candidate_json": _preview(candidate),
-            }
-    return {"ex_ts": True, "neighbours": len(neighbours)}
+    found = first_difference(
+        case_id, neighbours, gold, lambda name: on_neighbours.get(name, {}).get(item_id),
+        ordered, float_decimals,
+    )  # fmt: skip
+    if found is None:
+        return {"ex_ts": True, "neighbours": len(neighbours)}
+    return {
+        "ex_ts": False,
+        "neighbours": len(neighbours),
+        "told_apart_by": found.neighbour,
+        "reference_json": _preview(found.reference),
+        "candidate_json": _preview(found.candidate),
+    }
 
 
 def _preview(result: ExecutedResult) -> str:

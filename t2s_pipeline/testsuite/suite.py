@@ -26,7 +26,7 @@ import logging
 import pickle
 import zlib
 from collections import Counter
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -448,24 +448,51 @@ def same_rows(
     return exact_match(crosswalk, ordered=ordered).match
 
 
+@dataclass(frozen=True)
+class Difference:
+    """Where a candidate and the gold part: the neighbour and what each returned there."""
+
+    neighbour: str
+    reference: ExecutedResult
+    candidate: ExecutedResult
+
+
+def first_difference(
+    case_id: str,
+    neighbours: Sequence[str],
+    gold: Mapping[str, ExecutedResult],
+    candidate_on: Callable[[str], ExecutedResult | None],
+    ordered: bool,
+    float_decimals: int,
+) -> Difference | None:
+    """The first neighbour on which the candidate (``candidate_on(name)``) and the stored gold
+    differ, a failure of the candidate counting as a difference; None when they agree on every
+    neighbour (``ex_ts`` holds when EX does)."""
+    for name in neighbours:
+        reference, candidate = gold.get(f"{case_id}@{name}"), candidate_on(name)
+        if reference is None or candidate is None:
+            continue
+        if not candidate.ok or not same_rows(reference, candidate, ordered, float_decimals):
+            return Difference(name, reference, candidate)
+    return None
+
+
 def told_apart_by(
     suite: TestSuite, case_set: CaseSet, case_id: str, sql: str, guard: Guard,
     settings: SuiteSettings,
 ) -> str | None:  # fmt: skip
-    """The first neighbour of the case's suite on which ``sql`` and the gold differ (a failure
-    of ``sql`` counts as a difference); None when they agree on every one.
-
-    This is ``ex_ts`` for one query beside its EX on the snapshot (the run stage does the same
-    for many items at once, one executor per neighbour)."""
+    """The first neighbour of the case's suite on which ``sql`` and the gold differ; None when
+    they agree on every one: ``ex_ts`` for one query beside its EX on the snapshot (the run
+    stage does the same for many items at once, one executor per neighbour)."""
     case = case_set.by_id()[case_id]
-    gold = suite.gold_results()
     ordered = gold_is_ordered(case.gold_sql, case_set.domain.dialect, settings.ordered_compare)
-    for name in suite.cases[case_id].neighbours:
+
+    def candidate_on(name: str) -> ExecutedResult:
         on = dataclasses.replace(case_set.domain, database=str(suite.neighbour_path(name)))
-        [candidate] = execute_jobs(on, [QueryJob(case_id, case, sql)], guard,
-                                   refusal_log_level=logging.DEBUG)  # fmt: skip
-        reference = gold[f"{case_id}@{name}"]
-        if not candidate.ok or not same_rows(reference, candidate, ordered,
-                                             settings.float_decimals):  # fmt: skip
-            return name
-    return None
+        [result] = execute_jobs(on, [QueryJob(case_id, case, sql)], guard,
+                                refusal_log_level=logging.DEBUG)  # fmt: skip
+        return result
+
+    found = first_difference(case_id, suite.cases[case_id].neighbours, suite.gold_results(),
+                             candidate_on, ordered, settings.float_decimals)  # fmt: skip
+    return None if found is None else found.neighbour
