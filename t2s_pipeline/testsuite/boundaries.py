@@ -20,7 +20,6 @@ from dataclasses import dataclass
 from sqlglot import exp
 from sqlglot.optimizer.scope import traverse_scope
 
-from t2s_pipeline.errors import SqlAnalysisError
 from t2s_pipeline.sql.parse import parse_one_query
 from t2s_pipeline.sql.qualify import qualify_query
 from t2s_pipeline.sql.schema import Schema
@@ -44,7 +43,7 @@ def boundary_terms(sql: str, dialect: str, schema: Schema | None) -> list[Term]:
     try:
         tree = qualify_query(parse_one_query(sql, dialect), dialect, schema)
         scopes = traverse_scope(tree)
-    except (SqlAnalysisError, Exception):  # noqa: BLE001 - any failure: no boundaries
+    except Exception:  # noqa: BLE001 - a query that cannot be qualified has no boundaries
         return []
     terms: list[Term] = []
     for scope in scopes:

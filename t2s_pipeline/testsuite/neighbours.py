@@ -140,18 +140,15 @@ def _with_referenced(table: TableInfo, tables: list[TableInfo]) -> TableInfo:
     if len(table.primary_key) != 1:
         return table
     key = table.primary_key[0].lower()
+    # A key may be carried under its own name or a longer one (customers.customer_id as
+    # orders.customer_id, sites.site_id as customers.home_site_id): either keeps the table whole.
     carried = any(
-        other is not table and any(c.name.lower() == key for c in other.columns) for other in tables
-    )
-    # A key named like the table's own id (customers.customer_id) may be carried under another
-    # name (home_customer_id): any *_id column elsewhere keeps the table whole.
-    suffix_carried = any(
         other is not table and any(c.name.lower().endswith(key) for c in other.columns)
         for other in tables
     )
     return TableInfo(
         table.schema, table.name, table.columns, table.primary_key, table.key_columns,
-        carried or suffix_carried,
+        carried,
     )  # fmt: skip
 
 
