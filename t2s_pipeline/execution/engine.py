@@ -14,10 +14,16 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol
 
+from t2s_pipeline.execution.guard import DATABASE
+
 DUCKDB = "duckdb"
 POSTGRES = "postgres"
 SQLITE = "sqlite"
-ENGINES: tuple[str, ...] = (DUCKDB, POSTGRES, SQLITE)
+MYSQL = "mysql"
+"""MySQL and MariaDB (one wire protocol, one dialect as sqlglot reads it)."""
+ENGINES: tuple[str, ...] = (DUCKDB, POSTGRES, SQLITE, MYSQL)
+"""The built-in engines; plugins add more (:mod:`~t2s_pipeline.execution.registry`)."""
+MYSQL_SCHEMES = ("mysql://", "mariadb://", "mysql+pymysql://")
 
 _SQLITE_SUFFIXES = (".sqlite", ".sqlite3", ".db")
 _SQLITE_HEADER = b"SQLite format 3\x00"
@@ -42,12 +48,17 @@ class Prepared:
 
 
 class DatabaseRefusal(Exception):
-    """The database layer refused the statement (privileges, read-only, limits, timer)."""
+    """The database layer refused the statement (privileges, read-only, limits, timer).
 
-    def __init__(self, reason: str, timed_out: bool = False) -> None:
+    ``layer`` is ``filter`` when the refusal is the filter's second reading done on the server
+    (MySQL: the statement as the server reads it reaches outside the allowlist).
+    """
+
+    def __init__(self, reason: str, timed_out: bool = False, layer: str = DATABASE) -> None:
         super().__init__(reason)
         self.reason = reason
         self.timed_out = timed_out
+        self.layer = layer
 
 
 class QueryFailed(Exception):
@@ -81,13 +92,18 @@ class Backend(Protocol):
 
 
 def detect_engine(target: str) -> str:
-    """The engine a target names: a PostgreSQL URL, a SQLite file, else a DuckDB file.
+    """The engine a built-in target names: a PostgreSQL or MySQL/MariaDB URL, a SQLite file,
+    else a DuckDB file (plugins: :func:`~t2s_pipeline.execution.registry.engine_for`).
 
     >>> detect_engine("postgresql://u@h/db"), detect_engine("w.sqlite"), detect_engine("w.duckdb")
     ('postgres', 'sqlite', 'duckdb')
+    >>> detect_engine("mariadb://reader@localhost:3306/sales")
+    'mysql'
     """
     if target.startswith(("postgresql://", "postgres://")):
         return POSTGRES
+    if target.startswith(MYSQL_SCHEMES):
+        return MYSQL
     path = Path(target)
     if path.suffix.lower() in _SQLITE_SUFFIXES or _has_sqlite_header(path):
         return SQLITE

@@ -15,21 +15,16 @@ from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass
 from types import TracebackType
 
-from t2s_pipeline.execution.duckdb_engine import DuckDBBackend
 from t2s_pipeline.execution.engine import (
-    DUCKDB,
-    POSTGRES,
     Backend,
     DatabaseRefusal,
     Prepared,
     QueryFailed,
-    detect_engine,
 )
-from t2s_pipeline.execution.guard import DATABASE, FILTER, LIMITS, Guard, Refusal
+from t2s_pipeline.execution.guard import FILTER, LIMITS, Guard, Refusal
 from t2s_pipeline.execution.limits import MAX_NESTING, nesting_depth, with_row_limit
 from t2s_pipeline.execution.outcome import QueryOutcome
-from t2s_pipeline.execution.postgres_engine import PostgresBackend
-from t2s_pipeline.execution.sqlite_engine import SQLiteBackend
+from t2s_pipeline.execution.registry import open_backend
 from t2s_pipeline.execution.statement_filter import MAX_STATEMENT_CHARS, StatementFilter
 from t2s_pipeline.execution.worker import ContainedExecutor
 
@@ -62,15 +57,7 @@ def open_executor(
     """
     if guard.contained:
         return ContainedExecutor(str(target), guard, refusal_log_level)
-    engine = detect_engine(str(target))
-    backend: Backend
-    if engine == POSTGRES:
-        backend = PostgresBackend(str(target), guard)
-    elif engine == DUCKDB:
-        backend = DuckDBBackend(str(target), guard)
-    else:
-        backend = SQLiteBackend(str(target), guard)
-    return GuardedExecutor(backend, guard, refusal_log_level)
+    return GuardedExecutor(open_backend(str(target), guard), guard, refusal_log_level)
 
 
 class GuardedExecutor:
@@ -154,7 +141,7 @@ class GuardedExecutor:
         try:
             return _Ready(sql, prepared=self._backend.prepare(statement))
         except DatabaseRefusal as refusal:
-            return _Ready(sql, refusal=Refusal(DATABASE, refusal.reason, refusal.timed_out))
+            return _Ready(sql, refusal=Refusal(refusal.layer, refusal.reason, refusal.timed_out))
         except QueryFailed as failure:
             return _Ready(sql, error=str(failure))
 
@@ -170,7 +157,9 @@ class GuardedExecutor:
         try:
             fetched = self._backend.fetch(ready.prepared)
         except DatabaseRefusal as refusal:
-            return self._refused(ready.sql, DATABASE, refusal.reason, started, refusal.timed_out)
+            return self._refused(
+                ready.sql, refusal.layer, refusal.reason, started, refusal.timed_out
+            )
         except QueryFailed as failure:
             return QueryOutcome(False, None, None, (), error=str(failure), seconds=_since(started))
         return QueryOutcome(

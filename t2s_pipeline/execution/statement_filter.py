@@ -5,7 +5,9 @@ fails closed on anything it cannot read (SPEC section 9):
 
 - PostgreSQL: libpg_query through pglast (:mod:`~t2s_pipeline.execution.read_postgres`);
 - DuckDB: DuckDB's parser through ``json_serialize_sql`` (:mod:`~.read_duckdb`);
-- SQLite: SQLite's own compilation of ``EXPLAIN`` under an authorizer (:mod:`~.read_sqlite`).
+- SQLite: SQLite's own compilation of ``EXPLAIN`` under an authorizer (:mod:`~.read_sqlite`);
+- MySQL/MariaDB (no parser binding): sqlglot, failing closed on every construct the two could
+  read differently, then the server's own reading of it in the backend (:mod:`~.read_mysql`).
 
 Each reader allows exactly one query, functions from its engine's allowlist
 (:mod:`~t2s_pipeline.execution.allowlists`) and relations that resolve, as the database
@@ -22,13 +24,15 @@ from __future__ import annotations
 import functools
 
 from t2s_pipeline.execution.catalogue import Catalogue
-from t2s_pipeline.execution.engine import DUCKDB, POSTGRES, SQLITE
+from t2s_pipeline.execution.engine import DUCKDB, MYSQL, POSTGRES, SQLITE
 from t2s_pipeline.execution.guard import FILTER, Guard, Refusal
 from t2s_pipeline.execution.policy import fold_schema_names
 from t2s_pipeline.execution.read_duckdb import read_duckdb
+from t2s_pipeline.execution.read_mysql import read_mysql
 from t2s_pipeline.execution.read_postgres import read_postgres
 from t2s_pipeline.execution.read_sqlite import read_sqlite
 from t2s_pipeline.execution.reading import Refused
+from t2s_pipeline.execution.registry import plugin_reader
 
 MAX_STATEMENT_CHARS = 1_000_000
 """Longest statement the filter reads (about 1 MB): a longer one is refused without parsing,
@@ -95,10 +99,13 @@ def _verdict(
             read_duckdb(sql, allowed, catalogue)
         elif dialect == SQLITE:
             read_sqlite(sql, allowed, catalogue, schema_sql)
+        elif dialect == MYSQL:
+            read_mysql(sql, allowed, catalogue)
         else:
-            return _refuse(
-                f"no native reader for dialect {dialect!r}: use duckdb, postgres or sqlite"
-            )
+            reader = plugin_reader(dialect)
+            if reader is None:
+                return _refuse(f"no reader for dialect {dialect!r}: no installed engine has one")
+            reader(sql, allowed, catalogue)
     except Refused as refusal:
         return _refuse(str(refusal))
     except Exception as error:  # the filter never raises: anything unexpected refuses

@@ -1,0 +1,132 @@
+"""Load the demo warehouse into MySQL or MariaDB and create the SELECT-only account.
+
+In MySQL a schema is a database, so :func:`load_mysql` (re)creates one database per demo
+schema (``sales``, ``finance``, ``inventory``, and the sensitive ``hr`` and ``pii``) with the
+same tables, keys and comments as DuckDB, copies every row from the DuckDB file in chunks, and
+creates an account that can only read the allowlisted databases.
+
+Pointing the harness at a real MySQL/MariaDB warehouse: create a dedicated account and give it
+exactly what :func:`grant_reader` gives here, as an administrator::
+
+    CREATE USER 't2s_reader'@'%' IDENTIFIED BY '...';
+    GRANT SELECT, SHOW VIEW ON `sales`.* TO 't2s_reader'@'%';   -- per allowlisted database;
+                                                                -- escape _ and % in the name
+    -- MariaDB: cap every statement of the account, whatever its session asks
+    ALTER USER 't2s_reader'@'%' WITH MAX_STATEMENT_TIME 30;     -- MariaDB only
+
+Never grant sensitive databases, a global privilege, a role or a routine: with the database
+layer on, the executor checks the account and refuses to open a connection that can read
+outside the allowlist or write anything. Use the reader's URL
+(``mysql://t2s_reader:...@host:3306/sales``) as the domain's database.
+"""
+
+from __future__ import annotations
+
+import urllib.parse
+from pathlib import Path
+from typing import Any
+
+import duckdb
+import pymysql
+
+from t2s_pipeline.demo.schema import ALLOWED_SCHEMAS, TABLES, TableDef
+from t2s_pipeline.errors import ExecutionError
+from t2s_pipeline.execution.mysql_engine import MySQLTarget, mask_password
+
+CHUNK_ROWS = 5_000
+READER = "t2s_reader"
+_TYPES = {"VARCHAR": "VARCHAR(255)", "BOOLEAN": "BOOLEAN", "TIMESTAMP": "DATETIME"}
+
+
+def load_mysql(
+    warehouse: Path,
+    admin_url: str,
+    account: str = READER,
+    password: str = READER,
+    schemas: tuple[str, ...] | None = None,
+) -> str:
+    """Load ``warehouse`` into fresh databases and return the read-only account's URL.
+
+    Databases of the demo's schema names are dropped first. The account is (re)created with
+    SELECT on the allowlisted databases only. ``schemas`` limits the load (default: all).
+    """
+    if not Path(warehouse).is_file():
+        raise ExecutionError(f"warehouse {warehouse} does not exist; run `t2s demo build`")
+    target = MySQLTarget.parse(admin_url)
+    try:
+        conn = target.connect()
+    except pymysql.Error as error:
+        raise ExecutionError(
+            f"cannot connect to MySQL at {mask_password(admin_url)}: {error.args[-1]}"
+        ) from error
+    source = duckdb.connect(str(warehouse), read_only=True)
+    wanted = [t for t in TABLES if schemas is None or t.schema in schemas]
+    try:
+        with conn.cursor() as cursor:
+            for schema in sorted({t.schema for t in wanted}):
+                cursor.execute(f"DROP DATABASE IF EXISTS `{schema}`")
+                cursor.execute(f"CREATE DATABASE `{schema}` CHARACTER SET utf8mb4")
+            for definition in wanted:
+                cursor.execute(create_table(definition))
+                _copy_rows(source, cursor, definition)
+            grant_reader(cursor, account, password, ALLOWED_SCHEMAS)
+    finally:
+        source.close()
+        conn.close()
+    return reader_url(admin_url, account, password, ALLOWED_SCHEMAS[0])
+
+
+def create_table(definition: TableDef) -> str:
+    """``CREATE TABLE`` with MySQL types, the primary key and the comments inline.
+
+    >>> print(create_table(TABLES[0]).splitlines()[1])
+      `site_id` VARCHAR(255) COMMENT 'Site code, e.g. ''S01''.',
+    """
+    columns = [
+        f"  `{c.name}` {_TYPES.get(c.type, c.type)}"
+        + (f" COMMENT {_quote(c.comment)}" if c.comment else "")
+        for c in definition.columns
+    ]
+    key = ", ".join(f"`{name}`" for name in definition.primary_key)
+    body = ",\n".join([*columns, f"  PRIMARY KEY ({key})"])
+    return (
+        f"CREATE TABLE `{definition.schema}`.`{definition.name}` (\n{body}\n)"
+        f" COMMENT={_quote(definition.comment)}"
+    )
+
+
+def grant_reader(cursor: Any, account: str, password: str, schemas: tuple[str, ...]) -> None:
+    """(Re)create ``account`` with SELECT and SHOW VIEW on ``schemas`` and nothing else."""
+    cursor.execute("DROP USER IF EXISTS %s@'%%'", (account,))
+    cursor.execute("CREATE USER %s@'%%' IDENTIFIED BY %s", (account, password))
+    for schema in schemas:
+        escaped = schema.replace("_", "\\_").replace("%", "\\%%")
+        cursor.execute(f"GRANT SELECT, SHOW VIEW ON `{escaped}`.* TO %s@'%%'", (account,))
+
+
+def reader_url(admin_url: str, account: str, password: str, database: str) -> str:
+    """``admin_url`` logging in as ``account`` to ``database``.
+
+    >>> reader_url("mysql://root:pw@127.0.0.1:3306/", "r", "s", "sales")
+    'mysql://r:s@127.0.0.1:3306/sales'
+    """
+    parts = urllib.parse.urlsplit(admin_url)
+    host = parts.netloc.rsplit("@", 1)[-1]
+    login = f"{urllib.parse.quote(account, safe='')}:{urllib.parse.quote(password, safe='')}"
+    return urllib.parse.urlunsplit(
+        parts._replace(netloc=f"{login}@{host}", path="/" + urllib.parse.quote(database))
+    )
+
+
+def _copy_rows(source: Any, cursor: Any, definition: TableDef) -> None:
+    names = [c.name for c in definition.columns]
+    listed = ", ".join(f"`{n}`" for n in names)
+    marks = ", ".join(["%s"] * len(names))
+    insert = f"INSERT INTO `{definition.schema}`.`{definition.name}` ({listed}) VALUES ({marks})"
+    result = source.execute(f"SELECT {', '.join(names)} FROM {definition.qualified}")
+    while rows := result.fetchmany(CHUNK_ROWS):
+        cursor.executemany(insert, rows)
+
+
+def _quote(text: str) -> str:
+    return "'" + text.replace("\\", "\\\\").replace("'", "''") + "'"

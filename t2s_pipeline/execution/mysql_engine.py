@@ -1,0 +1,318 @@
+"""MySQL and MariaDB: a verified SELECT-only account, one statement per call, read-only, bounded.
+
+With the database layer on, the connection must belong to a reader account (see
+:mod:`t2s_pipeline.demo.mysql` for how to create one); opening runs the account check
+(:mod:`~t2s_pipeline.execution.mysql_account`) and refuses to open, naming every offending
+grant, when the account can reach more than the allowlist. The client never asks for the
+multi-statement capability, so the server reads exactly one statement per call: in
+``SELECT 1; DROP TABLE t`` the second part is a syntax error, not a second statement. Each
+statement runs in its own ``START TRANSACTION READ ONLY`` under the session's
+``max_statement_time`` (``max_execution_time`` on MySQL), with a client-side timer that kills
+the query from a second connection at the deadline; afterwards the transaction is rolled back
+and the session reset (``COM_RESET_CONNECTION``), so no variable, temporary table or lock
+outlives it. Permission, read-only, resource and timeout errors are refusals.
+
+With the filter on, the backend also asks the server how it reads the statement
+(``EXPLAIN EXTENDED``; the text it will run, views expanded and every table qualified) before
+it runs, and refuses one that reaches outside the allowlist there (the filter's second reading,
+:func:`~t2s_pipeline.execution.read_mysql.check_server_reading`).
+
+With the database layer off, the URL's account runs the statement as it is; only the timer,
+the session settings and the reset remain.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import urllib.parse
+from dataclasses import dataclass
+from typing import Any
+
+import pymysql
+import pymysql.cursors
+
+from t2s_pipeline.errors import ExecutionError
+from t2s_pipeline.execution.catalogue import Catalogue
+from t2s_pipeline.execution.engine import (
+    MYSQL,
+    MYSQL_SCHEMES,
+    DatabaseRefusal,
+    Fetched,
+    Prepared,
+    QueryFailed,
+    first_line,
+)
+from t2s_pipeline.execution.guard import DATABASE, FILTER, Guard
+from t2s_pipeline.execution.limits import fetch_capped
+from t2s_pipeline.execution.mysql_account import read_catalogue, verify_reader
+from t2s_pipeline.execution.read_mysql import check_server_reading, statement_aliases
+from t2s_pipeline.execution.reading import Refused
+from t2s_pipeline.execution.watchdog import Watchdog
+
+CONNECT_TIMEOUT_S = 5
+SQL_MODE = "STRICT_TRANS_TABLES,ERROR_FOR_DIVISION_BY_ZERO,NO_ENGINE_SUBSTITUTION"
+"""The session's SQL mode, fixed because it changes how text is read: no ``ANSI_QUOTES``
+(a double-quoted text is a string), no ``PIPES_AS_CONCAT``, no ``NO_BACKSLASH_ESCAPES`` —
+exactly what sqlglot's MySQL reading assumes."""
+MAX_RECURSIVE_ITERATIONS = 100_000
+_COM_RESET_CONNECTION = 0x1F
+
+_REFUSED_CODES = frozenset(
+    {
+        1044, 1045, 1142, 1143, 1227, 1370, 1290, 1792, 1211, 1410, 1419,
+        1041, 1037, 1038, 1114, 1135, 1206, 1301, 1153, 3024, 1969, 4027,
+    }
+)  # fmt: skip
+"""Access denied (database, table, column, routine, privilege), read-only transaction or server,
+out of memory or resources, packet or result too large, and the statement time limit."""
+_TIMEOUT_CODES = frozenset({3024, 1969, 1317, 2013})
+
+
+@dataclass(frozen=True)
+class MySQLTarget:
+    """A ``mysql://`` (or ``mariadb://``) URL read into connection arguments."""
+
+    host: str
+    port: int
+    user: str
+    password: str
+    database: str | None
+
+    @classmethod
+    def parse(cls, url: str) -> MySQLTarget:
+        """The URL's parts (percent-encoded user and password decoded).
+
+        >>> MySQLTarget.parse("mariadb://r:p%40ss@db.example:3307/sales")
+        MySQLTarget(host='db.example', port=3307, user='r', password='p@ss', database='sales')
+        """
+        if not url.startswith(MYSQL_SCHEMES):
+            raise ExecutionError(f"not a MySQL URL: {mask_password(url)} (use mysql://...)")
+        try:
+            parts = urllib.parse.urlsplit(url)
+            port = parts.port or 3306
+        except ValueError as error:
+            raise ExecutionError(
+                "not a valid MySQL URL (mysql://user:pass@host:port/db)"
+            ) from error
+        return cls(
+            host=parts.hostname or "localhost",
+            port=port,
+            user=urllib.parse.unquote(parts.username or ""),
+            password=urllib.parse.unquote(parts.password or ""),
+            database=urllib.parse.unquote(parts.path.lstrip("/")) or None,
+        )
+
+    def connect(self, **options: Any) -> Any:
+        """A PyMySQL connection: text protocol, no multi-statement capability, UTF-8."""
+        return pymysql.connect(
+            host=self.host,
+            port=self.port,
+            user=self.user,
+            password=self.password,
+            database=self.database,
+            connect_timeout=CONNECT_TIMEOUT_S,
+            charset="utf8mb4",
+            client_flag=0,  # never CLIENT.MULTI_STATEMENTS
+            local_infile=False,
+            autocommit=True,
+            **options,
+        )
+
+
+class MySQLBackend:
+    """A MySQL or MariaDB connection opened for guarded statements."""
+
+    engine = MYSQL
+
+    def __init__(self, target: str, guard: Guard) -> None:
+        self.url = target
+        self.guard = guard
+        self.target = MySQLTarget.parse(target)
+        self.hardened = DATABASE in guard.layers
+        self.catalogue: Catalogue | None = None
+        self._databases: frozenset[str] = frozenset()
+        self._conn = self._connect()
+        self._explainer: Any = None
+        self._mariadb = "mariadb" in str(self._conn.get_server_info()).lower()
+        self._watchdog = Watchdog()
+
+    def prepare(self, sql: str) -> Prepared:
+        """The server's reading of the statement when the filter is on (its second reading);
+        a NUL byte is refused (the text protocol would carry it, the filter read it as text)."""
+        if "\x00" in sql:
+            raise DatabaseRefusal("the statement contains a NUL byte")
+        if FILTER in self.guard.layers:
+            self._server_reading(sql)
+        return Prepared(sql)
+
+    def release(self, prepared: Prepared) -> None:
+        """Nothing to free."""
+
+    def fetch(self, prepared: Prepared) -> Fetched:
+        """Run one statement within the time and row bounds, then reset the session."""
+        if not self._conn.open:
+            self._conn = self._connect()
+        thread_id = self._conn.thread_id()
+        with self._watchdog.armed(self.guard.timeout_s, lambda: self._kill(thread_id)) as dog:
+            try:
+                return self._run(prepared.statement)
+            except pymysql.Error as error:
+                raise _classify(error, dog.fired, self.guard.timeout_s) from error
+            finally:
+                self._reset()
+
+    def close(self) -> None:
+        """Close the connections and stop the watchdog."""
+        self._watchdog.close()
+        for conn in (self._conn, self._explainer):
+            if conn is not None:
+                with contextlib.suppress(pymysql.Error):
+                    conn.close()
+
+    def _run(self, sql: str) -> Fetched:
+        cap = self.guard.fetch_cap
+        if self.hardened:
+            self._conn.query("START TRANSACTION READ ONLY")
+        cursor = self._conn.cursor(pymysql.cursors.SSCursor)
+        cursor.execute(sql)  # no arguments: the text is sent as it is, never %-formatted
+        if cursor.description is None:
+            return Fetched(())
+        columns = tuple(str(d[0]) for d in cursor.description)
+        rows, truncated = fetch_capped(cursor.fetchmany, cursor.fetchall, cap)
+        if truncated:  # the rest is still streaming: drop the connection rather than read it
+            with contextlib.suppress(pymysql.Error):
+                self._conn.close()
+        else:
+            cursor.close()
+        return Fetched(columns, rows, truncated)
+
+    def _reset(self) -> None:
+        """End the transaction and drop every session change; reconnect next time if that fails."""
+        if not self._conn.open:
+            return
+        try:
+            self._conn.rollback()
+            self._conn._execute_command(_COM_RESET_CONNECTION, b"")
+            self._conn._read_ok_packet()
+            self._configure(self._conn)
+        except pymysql.Error:
+            with contextlib.suppress(pymysql.Error):
+                self._conn.close()
+
+    def _kill(self, thread_id: int) -> None:
+        """Stop the running statement from a second connection (an account may kill its own)."""
+        conn = self.target.connect()
+        try:
+            conn.query(f"KILL QUERY {int(thread_id)}")
+        finally:
+            conn.close()
+
+    def _server_reading(self, sql: str) -> None:
+        if self._explainer is None or not self._explainer.open:
+            self._explainer = self._open(verify=False)
+        verb = "EXPLAIN EXTENDED" if self._mariadb else "EXPLAIN"
+        try:
+            with self._explainer.cursor() as cursor:
+                cursor.execute(f"{verb} {sql}")
+                cursor.fetchall()
+                cursor.execute("SHOW WARNINGS")
+                notes = [str(row[2]) for row in cursor.fetchall() if int(row[1]) == 1003]
+        except pymysql.Error as error:
+            failure = _classify(error, False, self.guard.timeout_s)
+            with contextlib.suppress(pymysql.Error):
+                self._explainer.rollback()
+            raise failure from error
+        allowed = frozenset(self.guard.allowed_schemas)
+        try:
+            for note in notes:
+                check_server_reading(note, allowed, self._databases, statement_aliases(sql))
+        except Refused as refusal:
+            raise DatabaseRefusal(str(refusal), layer=FILTER) from refusal
+
+    def _connect(self) -> Any:
+        return self._open(verify=self.hardened)
+
+    def _open(self, verify: bool) -> Any:
+        try:
+            conn = self.target.connect()
+            self._configure(conn)
+        except pymysql.Error as error:
+            raise ExecutionError(
+                f"cannot connect to MySQL at {mask_password(self.url)}: {_message(error)}"
+            ) from error
+        try:
+            if verify:
+                problems = verify_reader(conn, self.guard.allowed_schemas)
+                if problems:
+                    raise ExecutionError(
+                        f"the database layer needs a SELECT-only account, but "
+                        f"{mask_password(self.url)} {'; '.join(problems)}. Connect as an account "
+                        "created like t2s_pipeline.demo.mysql does, or turn the database layer "
+                        "off explicitly (layers={'filter'})."
+                    )
+            if self.catalogue is None:
+                self.catalogue = read_catalogue(conn, self.guard.allowed_schemas)
+                with conn.cursor() as cursor:
+                    cursor.execute("SELECT SCHEMA_NAME FROM information_schema.SCHEMATA")
+                    self._databases = frozenset(str(row[0]) for row in cursor.fetchall())
+        except pymysql.Error as error:
+            conn.close()
+            raise ExecutionError(
+                f"cannot check the account of {mask_password(self.url)}: {_message(error)}"
+            ) from error
+        except ExecutionError:
+            conn.close()
+            raise
+        return conn
+
+    def _configure(self, conn: Any) -> None:
+        """The session settings every statement runs under (re-applied after each reset)."""
+        seconds = max(0.001, self.guard.timeout_s)
+        mariadb = "mariadb" in str(conn.get_server_info()).lower()
+        settings = [f"sql_mode = '{SQL_MODE}'", "time_zone = '+00:00'"]
+        if mariadb:
+            settings += [
+                f"max_statement_time = {seconds:.3f}",
+                f"max_recursive_iterations = {MAX_RECURSIVE_ITERATIONS}",
+            ]
+        else:
+            settings += [f"max_execution_time = {int(seconds * 1000)}"]
+        conn.query("SET SESSION " + ", SESSION ".join(settings))
+        if self.hardened:
+            conn.query("SET SESSION TRANSACTION READ ONLY")
+
+
+def _classify(error: pymysql.Error, fired: bool, timeout_s: float) -> Exception:
+    code = int(error.args[0]) if error.args and isinstance(error.args[0], int) else 0
+    message = _message(error)
+    if fired or code in (3024, 1969):
+        return DatabaseRefusal(f"timed out after {timeout_s:g} s ({message})", timed_out=True)
+    if code in _REFUSED_CODES:
+        return DatabaseRefusal(message)
+    if code in _TIMEOUT_CODES:
+        return DatabaseRefusal(f"the statement was stopped ({message})")
+    return QueryFailed(message)
+
+
+def _message(error: BaseException) -> str:
+    args = getattr(error, "args", ())
+    if len(args) >= 2:
+        return f"({args[0]}) {first_line(str(args[1]))}"
+    return first_line(str(error)) or type(error).__name__
+
+
+def mask_password(url: str) -> str:
+    """The URL with its password replaced by ``***``, for messages.
+
+    >>> mask_password("mysql://u:secret@localhost:3306/sales")
+    'mysql://u:***@localhost:3306/sales'
+    """
+    try:
+        parts = urllib.parse.urlsplit(url)
+        password = parts.password
+    except ValueError:
+        return "mysql://(a URL that cannot be parsed)"
+    if password is None:
+        return url
+    netloc = parts.netloc.replace(f":{password}@", ":***@", 1)
+    return urllib.parse.urlunsplit(parts._replace(netloc=netloc))

@@ -1,0 +1,201 @@
+"""The statement filter on MySQL and MariaDB: sqlglot's reading, then the server's own.
+
+No Python binding exposes the MySQL parser, so the first reading is sqlglot's (dialect
+``mysql``), failing closed wherever it and the server could read the text differently:
+
+- comments the server executes (``/*! ... */``, ``/*M! ... */``) or obeys (``/*+ hints */``,
+  which can lift ``MAX_EXECUTION_TIME``) are refused, whatever they hold;
+- exactly one statement, a query (``SELECT`` and set operations); nothing anywhere that writes,
+  locks (``FOR UPDATE``), stores (``INTO``), sets or reads variables (``@x``, ``@@version``) or
+  changes the session;
+- every function on the MySQL allowlist (a sqlglot function class, or the name sqlglot keeps
+  for a function it does not know), never schema-qualified;
+- every relation in an allowlisted database (unqualified names resolve to the connection's
+  database, which must be allowlisted) or a CTE visible where it is named.
+
+The second reading is the server's: the MySQL backend asks it to ``EXPLAIN`` the statement and
+reads back the text it will run (view bodies expanded, every table qualified with its database;
+:func:`check_server_reading`), so a name the server resolves elsewhere than sqlglot does, or a
+view of an allowlisted database reading another one, is refused before anything runs.
+"""
+
+from __future__ import annotations
+
+import sqlglot
+from sqlglot import exp
+from sqlglot.tokens import Token, TokenType
+
+from t2s_pipeline.execution.allowlists import allowed_functions
+from t2s_pipeline.execution.catalogue import Catalogue
+from t2s_pipeline.execution.engine import MYSQL
+from t2s_pipeline.execution.reading import Refused
+
+_DIALECT = "mysql"
+_OBEYED_COMMENTS = ("!", "M!", "+")
+"""Comment openings (after ``/*``) the server executes or obeys."""
+_FORBIDDEN_NODES: tuple[type[exp.Expression], ...] = (
+    exp.Into, exp.Lock, exp.Insert, exp.Update, exp.Delete, exp.Merge, exp.Create, exp.Drop,
+    exp.Alter, exp.Command, exp.Set, exp.SetItem, exp.Use, exp.Transaction, exp.Commit,
+    exp.Rollback, exp.Describe, exp.Pragma, exp.Kill, exp.Grant, exp.LoadData, exp.Copy,
+    exp.Cache, exp.Uncache, exp.Analyze, exp.Hint, exp.Parameter, exp.SessionParameter,
+    exp.Placeholder, exp.Show, exp.Export,
+)  # fmt: skip
+_SHOWN = {exp.Parameter: "a user variable", exp.SessionParameter: "a system variable",
+          exp.Placeholder: "a parameter", exp.Into: "SELECT ... INTO", exp.Lock: "a locking read",
+          exp.Hint: "an optimizer hint"}  # fmt: skip
+
+
+def read_mysql(sql: str, allowed: frozenset[str], catalogue: Catalogue | None) -> None:
+    """Raise :class:`Refused` unless ``sql`` is one read-only query over allowed databases.
+
+    >>> read_mysql("SELECT sum(amount) FROM finance.payments", frozenset({"finance"}), None)
+    >>> read_mysql("SELECT 1 /*!50000 , (SELECT 1 FROM hr.salaries) */", frozenset(), None)
+    Traceback (most recent call last):
+    ...
+    t2s_pipeline.execution.reading.Refused: the statement holds a comment the server executes or obeys (/*!...*/, /*M!...*/ or /*+...*/)
+    """
+    tokens = _tokens(sql)
+    _refuse_obeyed_comments(tokens)
+    try:
+        statements = [s for s in sqlglot.parse(sql, read=_DIALECT) if s is not None]
+    except (sqlglot.errors.SqlglotError, RecursionError) as error:
+        raise Refused(f"the statement cannot be read as MySQL: {_first(error)}") from error
+    if len(statements) != 1:
+        raise Refused(f"expected exactly one statement, found {len(statements)}")
+    root = statements[0]
+    if not isinstance(root, exp.Query):
+        raise Refused(f"only read-only queries are allowed, not {_first_word(tokens)}")
+    database = catalogue.search_path[0] if catalogue and catalogue.search_path else None
+    for node in root.walk():
+        _check_node(node, allowed, database)
+
+
+def _check_node(node: exp.Expression, allowed: frozenset[str], database: str | None) -> None:
+    if isinstance(node, _FORBIDDEN_NODES):
+        what = _SHOWN.get(type(node), node.key.upper())
+        raise Refused(f"only read-only queries are allowed, not {what}")
+    if isinstance(node, exp.Func):
+        _check_function(node)
+    elif isinstance(node, exp.Table):
+        _check_table(node, allowed, database)
+
+
+def _check_function(node: exp.Func) -> None:
+    name = node.name.lower() if isinstance(node, exp.Anonymous) else node.key
+    if isinstance(node.parent, exp.Dot) and node.parent.expression is node:
+        raise Refused(f"function {node.parent.sql(_DIALECT)} is qualified; only built-ins run")
+    if name not in allowed_functions(MYSQL):
+        raise Refused(f"function {name} is not on the MySQL allowlist")
+
+
+def _check_table(node: exp.Table, allowed: frozenset[str], database: str | None) -> None:
+    if not isinstance(node.this, exp.Identifier):
+        raise Refused(f"{node.this.sql(_DIALECT)} is not a table the filter can resolve")
+    if node.catalog:
+        raise Refused(f"table {node.sql(_DIALECT)} has a catalog part MySQL does not have")
+    if node.db:
+        if node.db not in allowed:
+            raise Refused(
+                f"table {node.db}.{node.name} is outside the allowlisted databases {sorted(allowed)}"
+            )
+        return
+    if _is_cte(node):
+        return
+    if database is None or database not in allowed:
+        where = "no database" if database is None else f"database {database}"
+        raise Refused(
+            f"table {node.name} is unqualified and resolves to {where}, outside the "
+            f"allowlisted databases {sorted(allowed)}"
+        )
+
+
+def _is_cte(table: exp.Table) -> bool:
+    """Whether an unqualified name refers to a CTE of a query enclosing it."""
+    parent = table.parent
+    while parent is not None:
+        with_ = parent.args.get("with_") or parent.args.get("with")
+        if isinstance(with_, exp.With) and any(
+            cte.alias == table.name for cte in with_.expressions
+        ):
+            return True
+        parent = parent.parent
+    return False
+
+
+def check_server_reading(
+    text: str, allowed: frozenset[str], databases: frozenset[str], aliases: frozenset[str]
+) -> None:
+    """Refuse when the server's own reading of a statement reads outside ``allowed``.
+
+    ``text`` is what the server says it will run (MariaDB's ``EXPLAIN EXTENDED`` note 1003):
+    every table is written as a back-quoted ``db.table`` (columns as ``db.table.column``), view
+    bodies expanded. A back-quoted chain of two or three names whose first name is a database
+    the connection can see (``databases``) must name an allowlisted one; derived-table and CTE
+    names (``aliases``, from sqlglot's reading) are not databases.
+
+    >>> check_server_reading("select `s`.`t`.`a` AS `a` from `s`.`t`", frozenset({"s"}),
+    ...                      frozenset({"s", "hr"}), frozenset())
+    >>> check_server_reading("select 1 from `hr`.`salaries`", frozenset({"s"}),
+    ...                      frozenset({"s", "hr"}), frozenset())
+    Traceback (most recent call last):
+    ...
+    t2s_pipeline.execution.reading.Refused: the server reads hr.salaries, outside the allowlisted databases ['s']
+    """
+    tokens = _tokens(text)
+    for index, token in enumerate(tokens[:-2]):
+        if not _quoted_name(token) or tokens[index + 1].token_type != TokenType.DOT:
+            continue
+        if index > 0 and tokens[index - 1].token_type == TokenType.DOT:
+            continue  # the middle of a chain, already seen from its start
+        follower = tokens[index + 2]
+        if not _quoted_name(follower):
+            continue
+        first = token.text
+        if first in allowed or first in aliases or first not in databases:
+            continue
+        raise Refused(
+            f"the server reads {first}.{follower.text}, outside the allowlisted databases "
+            f"{sorted(allowed)}"
+        )
+
+
+def statement_aliases(sql: str) -> frozenset[str]:
+    """CTE and derived-table names of a statement sqlglot reads (empty when it cannot)."""
+    try:
+        root = sqlglot.parse_one(sql, read=_DIALECT)
+    except (sqlglot.errors.SqlglotError, RecursionError):
+        return frozenset()
+    names = {cte.alias for cte in root.find_all(exp.CTE)}
+    names |= {s.alias for s in root.find_all(exp.Subquery) if s.alias}
+    names |= {t.alias for t in root.find_all(exp.Table) if t.alias}
+    return frozenset(names)
+
+
+def _tokens(sql: str) -> list[Token]:
+    try:
+        return sqlglot.tokenize(sql, read=_DIALECT)
+    except (sqlglot.errors.SqlglotError, RecursionError) as error:
+        raise Refused(f"the statement cannot be read as MySQL: {_first(error)}") from error
+
+
+def _refuse_obeyed_comments(tokens: list[Token]) -> None:
+    for token in tokens:
+        for comment in token.comments:
+            if comment.startswith(_OBEYED_COMMENTS):  # sqlglot keeps what follows "/*"
+                raise Refused(
+                    "the statement holds a comment the server executes or obeys "
+                    "(/*!...*/, /*M!...*/ or /*+...*/)"
+                )
+
+
+def _quoted_name(token: Token) -> bool:
+    return token.token_type in (TokenType.IDENTIFIER, TokenType.VAR)
+
+
+def _first_word(tokens: list[Token]) -> str:
+    return tokens[0].text.upper() if tokens else "an empty statement"
+
+
+def _first(error: BaseException) -> str:
+    text = str(error).strip()
+    return text.splitlines()[0] if text else type(error).__name__
