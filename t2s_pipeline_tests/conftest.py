@@ -3,12 +3,15 @@
 from __future__ import annotations
 
 import os
+from collections.abc import Iterator
 from pathlib import Path
 
 import psycopg2
 import pytest
 
 from t2s_pipeline.demo.generate import build_warehouse
+from t2s_pipeline.demo.mysql import load_mysql
+from t2s_pipeline_tests.mariadb import mariadb_unavailable_reason, start_server
 
 DEFAULT_PG_URL = "postgresql://postgres:postgres@localhost:5432/postgres"
 
@@ -44,3 +47,22 @@ def pg_url() -> str:
 def warehouse(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """A small demo warehouse (scale 0.05), built once per session. Treat it as read-only."""
     return build_warehouse(tmp_path_factory.mktemp("warehouse") / "w.duckdb", scale=0.05).path
+
+
+@pytest.fixture(scope="session")
+def mysql_admin_url(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+    """An administrator URL of a private MariaDB server started for this session (or of
+    ``$T2S_MYSQL_URL``); skipped with the reason when none can start (failed under CI)."""
+    reason = mariadb_unavailable_reason()
+    if reason is not None:
+        if os.environ.get("CI") == "true":
+            pytest.fail(reason)  # CI installs mariadb-server (.ci/run)
+        pytest.skip(reason)
+    with start_server(tmp_path_factory.mktemp("mariadb")) as url:
+        yield url
+
+
+@pytest.fixture(scope="session")
+def mysql_reader_url(mysql_admin_url: str, warehouse: Path) -> str:
+    """The small demo warehouse loaded into the session's MariaDB server: the reader's URL."""
+    return load_mysql(warehouse, mysql_admin_url)

@@ -25,11 +25,13 @@ import psycopg2
 from psycopg2 import sql
 
 from t2s_pipeline.demo.generate import build_warehouse
+from t2s_pipeline.demo.mysql import load_mysql, reader_url
 from t2s_pipeline.demo.postgres import drop_database, load_postgres, with_database
 from t2s_pipeline.demo.schema import ALLOWED_SCHEMAS, TABLES
 from t2s_pipeline.errors import ExecutionError
 from t2s_pipeline.execution.duckdb_snapshot import serving_snapshot
-from t2s_pipeline.execution.engine import DUCKDB, POSTGRES, SQLITE
+from t2s_pipeline.execution.engine import DUCKDB, MYSQL, POSTGRES, SQLITE
+from t2s_pipeline.execution.mysql_engine import MySQLTarget
 from t2s_pipeline.execution.sqlite_copy import build_sqlite_copy
 from t2s_pipeline.suites.legitimate import (
     LEGITIMATE_OBJECTS,
@@ -245,6 +247,108 @@ def _postgres_rows(owner_url: str, text: str, cap: int) -> list[tuple[Any, ...]]
     finally:
         conn.rollback()
         conn.close()
+
+
+MYSQL_DATABASES: tuple[str, ...] = tuple(sorted({t.schema for t in TABLES}))
+"""The databases the MySQL target loads (one per demo schema): replaced on its server."""
+
+
+def mysql_target(warehouse: Path, admin_url: str) -> EngineTarget:
+    """The warehouse loaded into a MySQL/MariaDB server (one database per demo schema, which
+    replaces databases of those names), read through its SELECT-only account; the filter-alone
+    runs use the administrator."""
+    owner_url = reader_url(admin_url, *_admin_login(admin_url), ALLOWED_SCHEMAS[0])
+    readers: list[str] = []
+
+    def reset() -> None:
+        readers[:] = [load_mysql(warehouse, admin_url, HOSTILE_ROLE, HOSTILE_PASSWORD)]
+        _mysql_owner_run(owner_url, LEGITIMATE_OBJECTS.get(MYSQL, ()))
+
+    def cleanup() -> None:
+        _mysql_owner_run(
+            owner_url,
+            [*(f"DROP DATABASE IF EXISTS `{d}`" for d in MYSQL_DATABASES),
+             f"DROP USER IF EXISTS '{HOSTILE_ROLE}'@'%'"],
+        )  # fmt: skip
+
+    reset()
+    return EngineTarget(
+        engine=MYSQL,
+        dialect=MYSQL,
+        allowed_schemas=ALLOWED_SCHEMAS,
+        guarded=readers[0],
+        unguarded=owner_url,
+        fingerprint=lambda: mysql_fingerprint(owner_url),
+        reset=reset,
+        placeholders={"catalog": ALLOWED_SCHEMAS[0], "reader": f"'{HOSTILE_ROLE}'@'%'"},
+        cleanup=cleanup,
+        owner_run=lambda statements: _mysql_owner_run(owner_url, statements),
+        bare_rows=lambda text, cap: _mysql_rows(owner_url, text, cap),
+    )
+
+
+def _admin_login(admin_url: str) -> tuple[str, str]:
+    target = MySQLTarget.parse(admin_url)
+    return target.user, target.password
+
+
+def _mysql_owner_run(owner_url: str, statements: Sequence[str]) -> None:
+    conn = MySQLTarget.parse(owner_url).connect()
+    try:
+        with conn.cursor() as cursor:
+            for statement in statements:
+                cursor.execute(statement)
+    finally:
+        conn.close()
+
+
+def _mysql_rows(owner_url: str, text: str, cap: int) -> list[tuple[Any, ...]]:
+    conn = MySQLTarget.parse(owner_url).connect()
+    try:
+        with conn.cursor() as cursor:
+            cursor.execute(text)
+            return [tuple(row) for row in cursor.fetchmany(cap)]
+    finally:
+        conn.close()
+
+
+_MYSQL_CATALOGUE_SQL = """
+SELECT 'table', TABLE_SCHEMA, TABLE_NAME, TABLE_TYPE FROM information_schema.TABLES
+WHERE TABLE_SCHEMA NOT IN ('information_schema', 'performance_schema', 'sys')
+UNION ALL
+SELECT 'routine', ROUTINE_SCHEMA, ROUTINE_NAME, ROUTINE_TYPE FROM information_schema.ROUTINES
+UNION ALL
+SELECT 'trigger', TRIGGER_SCHEMA, TRIGGER_NAME, EVENT_OBJECT_TABLE FROM information_schema.TRIGGERS
+UNION ALL
+SELECT 'event', EVENT_SCHEMA, EVENT_NAME, STATUS FROM information_schema.EVENTS
+UNION ALL
+SELECT 'user', User, Host, '' FROM mysql.user
+UNION ALL
+SELECT 'grant', GRANTEE, TABLE_SCHEMA, PRIVILEGE_TYPE FROM information_schema.SCHEMA_PRIVILEGES
+UNION ALL
+SELECT 'global', GRANTEE, PRIVILEGE_TYPE, IS_GRANTABLE FROM information_schema.USER_PRIVILEGES
+ORDER BY 1, 2, 3, 4
+"""
+
+
+def mysql_fingerprint(owner_url: str) -> str:
+    """SHA-256 over the server's tables, views, routines, triggers, events, accounts and grants,
+    and the row count of every table in the demo's databases."""
+    conn = MySQLTarget.parse(owner_url).connect()
+    try:
+        with conn.cursor() as cursor:
+            cursor.execute(_MYSQL_CATALOGUE_SQL)
+            catalogue = cursor.fetchall()
+            counts = []
+            for kind, schema, name, table_type in catalogue:
+                if kind == "table" and schema in MYSQL_DATABASES and table_type == "BASE TABLE":
+                    cursor.execute(f"SELECT count(*) FROM `{schema}`.`{name}`")
+                    counts.append((schema, name, cursor.fetchone()[0]))
+    except Exception as error:
+        raise ExecutionError(f"cannot fingerprint the hostile MySQL databases: {error}") from error
+    finally:
+        conn.close()
+    return hashlib.sha256(repr((catalogue, counts)).encode()).hexdigest()
 
 
 def folder_fingerprint(folder: Path) -> str:

@@ -54,7 +54,6 @@ SQL_MODE = "STRICT_TRANS_TABLES,ERROR_FOR_DIVISION_BY_ZERO,NO_ENGINE_SUBSTITUTIO
 """The session's SQL mode, fixed because it changes how text is read: no ``ANSI_QUOTES``
 (a double-quoted text is a string), no ``PIPES_AS_CONCAT``, no ``NO_BACKSLASH_ESCAPES`` —
 exactly what sqlglot's MySQL reading assumes."""
-MAX_RECURSIVE_ITERATIONS = 100_000
 _COM_RESET_CONNECTION = 0x1F
 
 _REFUSED_CODES = frozenset(
@@ -271,10 +270,9 @@ class MySQLBackend:
         mariadb = "mariadb" in str(conn.get_server_info()).lower()
         settings = [f"sql_mode = '{SQL_MODE}'", "time_zone = '+00:00'"]
         if mariadb:
-            settings += [
-                f"max_statement_time = {seconds:.3f}",
-                f"max_recursive_iterations = {MAX_RECURSIVE_ITERATIONS}",
-            ]
+            # max_recursive_iterations stays at its default: past a lower cap MariaDB ends a
+            # runaway recursion silently and returns a wrong answer; the timer ends it instead.
+            settings += [f"max_statement_time = {seconds:.3f}"]
         else:
             settings += [f"max_execution_time = {int(seconds * 1000)}"]
         conn.query("SET SESSION " + ", SESSION ".join(settings))
