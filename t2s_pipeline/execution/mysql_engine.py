@@ -24,12 +24,14 @@ the session settings and the reset remain.
 from __future__ import annotations
 
 import contextlib
+import struct
 import urllib.parse
 from dataclasses import dataclass
 from typing import Any
 
 import pymysql
 import pymysql.cursors
+from pymysql.constants import COMMAND
 
 from t2s_pipeline.errors import ExecutionError
 from t2s_pipeline.execution.catalogue import Catalogue
@@ -65,6 +67,11 @@ _REFUSED_CODES = frozenset(
 """Access denied (database, table, column, routine, privilege), read-only transaction or server,
 out of memory or resources, packet or result too large, and the statement time limit."""
 _TIMEOUT_CODES = frozenset({3024, 1969, 1317, 2013})
+_HIDDEN_UNDERLYING = 1345
+"""EXPLAIN refused: a view reads a table the account has no privilege on."""
+_INCOMPLETE_CODES = frozenset({1931, 1260, 1301, 3636})
+"""Warnings of a result cut short: recursion limit (MariaDB 1931, MySQL 3636), GROUP_CONCAT
+cut (1260), a string past max_allowed_packet returned as NULL (1301)."""
 
 
 @dataclass(frozen=True)
@@ -136,10 +143,13 @@ class MySQLBackend:
         self._watchdog = Watchdog()
 
     def prepare(self, sql: str) -> Prepared:
-        """The server's reading of the statement when the filter is on (its second reading);
-        a NUL byte is refused (the text protocol would carry it, the filter read it as text)."""
+        """The server's readings of the statement before it runs: with the database layer on,
+        its prepare must find one statement returning rows (a query); with the filter on, the
+        text it will run must stay inside the allowlist. A NUL byte is refused."""
         if "\x00" in sql:
             raise DatabaseRefusal("the statement contains a NUL byte")
+        if self.hardened:
+            self._server_prepare(sql)
         if FILTER in self.guard.layers:
             self._server_reading(sql)
         return Prepared(sql)
@@ -181,9 +191,22 @@ class MySQLBackend:
         if truncated:  # the rest is still streaming: drop the connection rather than read it
             with contextlib.suppress(pymysql.Error):
                 self._conn.close()
-        else:
-            cursor.close()
+            return Fetched(columns, rows, truncated)
+        warnings = getattr(cursor._result, "warning_count", 0) if cursor._result else 0
+        cursor.close()
+        if warnings:
+            self._refuse_incomplete()
         return Fetched(columns, rows, truncated)
+
+    def _refuse_incomplete(self) -> None:
+        """Refuse a result the server says it cut short while still returning it (a recursion
+        stopped at ``max_recursive_iterations``, a ``GROUP_CONCAT`` or ``REPEAT`` cut at its
+        limit): a silently wrong answer is worse than none."""
+        with self._conn.cursor() as cursor:
+            cursor.execute("SHOW WARNINGS")
+            for _level, code, message in cursor.fetchall():
+                if int(code) in _INCOMPLETE_CODES:
+                    raise DatabaseRefusal(f"the server cut the result short: ({code}) {message}")
 
     def _reset(self) -> None:
         """End the transaction and drop every session change; reconnect next time if that fails."""
@@ -206,9 +229,38 @@ class MySQLBackend:
         finally:
             conn.close()
 
-    def _server_reading(self, sql: str) -> None:
+    def _server_prepare(self, sql: str) -> None:
+        """Prepare the statement on the server (COM_STMT_PREPARE: parsed and resolved, not
+        run) and refuse it unless the server reads one statement that returns columns and
+        takes no parameters: ``SET``, ``DO``, ``CALL``, ``SELECT ... INTO`` and an empty
+        statement return none. PyMySQL has no binary protocol, so the packets are read here."""
+        conn = self._explaining()
+        try:
+            conn._execute_command(COMMAND.COM_STMT_PREPARE, sql)
+            reply = conn._read_packet().get_all_data()
+            statement_id, columns, parameters = struct.unpack("<IHH", reply[1:9])
+            for block in (parameters, columns):
+                for _ in range(block + 1 if block else 0):  # definitions, then an EOF packet
+                    conn._read_packet()
+            conn._execute_command(COMMAND.COM_STMT_CLOSE, struct.pack("<I", statement_id))
+        except pymysql.Error as error:
+            raise _classify(error, False, self.guard.timeout_s) from error
+        if columns == 0:
+            raise DatabaseRefusal(
+                "the server reads a statement that returns no rows (SET, DO, CALL, SELECT ... "
+                "INTO, or nothing at all): only queries are served"
+            )
+        if parameters:
+            raise DatabaseRefusal(f"the statement has {parameters} parameter marker(s)")
+
+    def _explaining(self) -> Any:
+        """The second connection the server's readings use (statements run on the first)."""
         if self._explainer is None or not self._explainer.open:
             self._explainer = self._open(verify=False)
+        return self._explainer
+
+    def _server_reading(self, sql: str) -> None:
+        self._explaining()
         verb = "EXPLAIN EXTENDED" if self._mariadb else "EXPLAIN"
         try:
             with self._explainer.cursor() as cursor:
@@ -217,10 +269,15 @@ class MySQLBackend:
                 cursor.execute("SHOW WARNINGS")
                 notes = [str(row[2]) for row in cursor.fetchall() if int(row[1]) == 1003]
         except pymysql.Error as error:
-            failure = _classify(error, False, self.guard.timeout_s)
             with contextlib.suppress(pymysql.Error):
                 self._explainer.rollback()
-            raise failure from error
+            if _code(error) == _HIDDEN_UNDERLYING:
+                raise DatabaseRefusal(
+                    "the server will not show how it reads the statement: a view in it reads a "
+                    f"table this account cannot see ({_message(error)})",
+                    layer=FILTER,
+                ) from error
+            raise _classify(error, False, self.guard.timeout_s) from error
         allowed = frozenset(self.guard.allowed_schemas)
         try:
             for note in notes:
@@ -280,8 +337,12 @@ class MySQLBackend:
             conn.query("SET SESSION TRANSACTION READ ONLY")
 
 
+def _code(error: pymysql.Error) -> int:
+    return int(error.args[0]) if error.args and isinstance(error.args[0], int) else 0
+
+
 def _classify(error: pymysql.Error, fired: bool, timeout_s: float) -> Exception:
-    code = int(error.args[0]) if error.args and isinstance(error.args[0], int) else 0
+    code = _code(error)
     message = _message(error)
     if fired or code in (3024, 1969):
         return DatabaseRefusal(f"timed out after {timeout_s:g} s ({message})", timed_out=True)
@@ -293,7 +354,7 @@ def _classify(error: pymysql.Error, fired: bool, timeout_s: float) -> Exception:
 
 
 def _message(error: BaseException) -> str:
-    args = getattr(error, "args", ())
+    args = list(getattr(error, "args", ()))
     if len(args) >= 2:
         return f"({args[0]}) {first_line(str(args[1]))}"
     return first_line(str(error)) or type(error).__name__
