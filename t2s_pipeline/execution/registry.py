@@ -21,8 +21,10 @@ import logging
 from collections.abc import Callable
 from dataclasses import dataclass
 from importlib import metadata
+from typing import Any
 
 from t2s_pipeline.errors import ExecutionError
+from t2s_pipeline.execution import schema_rows
 from t2s_pipeline.execution.catalogue import Catalogue
 from t2s_pipeline.execution.duckdb_engine import DuckDBBackend
 from t2s_pipeline.execution.engine import (
@@ -35,7 +37,10 @@ from t2s_pipeline.execution.engine import (
 )
 from t2s_pipeline.execution.guard import Guard
 from t2s_pipeline.execution.mysql_engine import MySQLBackend
+from t2s_pipeline.execution.mysql_engine import mask_password as mysql_masked
 from t2s_pipeline.execution.postgres_engine import PostgresBackend
+from t2s_pipeline.execution.postgres_engine import mask_password as postgres_masked
+from t2s_pipeline.execution.schema_rows import Row
 from t2s_pipeline.execution.sqlite_engine import SQLiteBackend
 
 ENTRY_POINT_GROUP = "t2s_pipeline.engines"
@@ -55,18 +60,31 @@ class EngineSpec:
     """Whether a target (a path or URL) belongs to this engine."""
     open: Callable[[str, Guard], Backend]
     """Open a backend for a target under a guard (raises ExecutionError when it cannot)."""
+    open_catalog: Callable[[str], Any]
+    """A read-only DB-API connection for reading the catalogue (never for case SQL)."""
+    schema_rows: Callable[[Any], list[Row]]
+    """Every ``(schema, table, column, type)`` the catalogue connection sees."""
     read: Reader | None = None
     """The filter's reader for a plugin engine (the built-in ones are wired in the filter)."""
-    default_schema: str = "main"
+    search_path: tuple[str, ...] = ("main",)
     """Where an unqualified table name resolves when the target does not say."""
+    served_over_network: bool = False
+    """A URL to a server (a password may be in it), not a file that must exist."""
+    shown: Callable[[str], str] = str
+    """The target as messages show it (a URL's password masked)."""
 
 
 BUILT_IN: tuple[EngineSpec, ...] = (
     EngineSpec(POSTGRES, POSTGRES, lambda t: detect_engine(t) == POSTGRES, PostgresBackend,
-               default_schema="public"),
-    EngineSpec(MYSQL, MYSQL, lambda t: detect_engine(t) == MYSQL, MySQLBackend),
-    EngineSpec(SQLITE, SQLITE, lambda t: detect_engine(t) == SQLITE, SQLiteBackend),
-    EngineSpec(DUCKDB, DUCKDB, lambda t: detect_engine(t) == DUCKDB, DuckDBBackend),
+               schema_rows.open_postgres, schema_rows.information_schema_rows,
+               search_path=("public",), served_over_network=True, shown=postgres_masked),
+    EngineSpec(MYSQL, MYSQL, lambda t: detect_engine(t) == MYSQL, MySQLBackend,
+               schema_rows.open_mysql, schema_rows.mysql_rows, search_path=(),
+               served_over_network=True, shown=mysql_masked),
+    EngineSpec(SQLITE, SQLITE, lambda t: detect_engine(t) == SQLITE, SQLiteBackend,
+               schema_rows.open_sqlite, schema_rows.sqlite_rows),
+    EngineSpec(DUCKDB, DUCKDB, lambda t: detect_engine(t) == DUCKDB, DuckDBBackend,
+               schema_rows.open_duckdb, schema_rows.information_schema_rows),
 )  # fmt: skip
 
 
@@ -101,6 +119,11 @@ def engine_for(target: str) -> EngineSpec:
     raise ExecutionError(f"no engine claims {target!r}")  # unreachable with the built-ins
 
 
+def engine_names() -> tuple[str, ...]:
+    """The name of every installed engine, plugins first."""
+    return tuple(spec.name for spec in engines())
+
+
 def engine_named(name: str) -> EngineSpec:
     """The engine called ``name``.
 
@@ -112,6 +135,18 @@ def engine_named(name: str) -> EngineSpec:
             return spec
     known = [spec.name for spec in engines()]
     raise ExecutionError(f"unknown engine {name!r}; installed engines: {known}")
+
+
+def default_search_path(dialect: str) -> tuple[str, ...]:
+    """Where an unqualified table resolves in ``dialect`` when the target does not say.
+
+    >>> default_search_path("postgres"), default_search_path("mysql")
+    (('public',), ())
+    """
+    for spec in engines():
+        if spec.dialect == dialect:
+            return spec.search_path
+    return ()
 
 
 def open_backend(target: str, guard: Guard) -> Backend:

@@ -6,33 +6,23 @@ from the database the queries run against rather than written by hand.
 
 from __future__ import annotations
 
-import sqlite3
-from collections.abc import Callable, Iterator, Mapping, Sequence
+import urllib.parse
+from collections.abc import Iterator, Mapping, Sequence
 from contextlib import closing, contextmanager
 from dataclasses import dataclass, field
 from functools import cached_property
 from pathlib import Path
 from typing import Any
 
-import duckdb
 from sqlglot.schema import MappingSchema
 
 from t2s_pipeline.cases import Case, Domain
 from t2s_pipeline.errors import ExecutionError, SqlAnalysisError
-from t2s_pipeline.execution.postgres_engine import connect_error, mask_password
+from t2s_pipeline.execution.registry import default_search_path, engine_named
 from t2s_pipeline.sql.names import fold_catalog_name
 
 Columns = Mapping[str, str]
 Tables = Mapping[str, Mapping[str, Columns]]
-
-# Where an engine looks for a table written without a schema, when nothing else is said.
-DEFAULT_SEARCH_PATH: Mapping[str, tuple[str, ...]] = {
-    "duckdb": ("main",),
-    "postgres": ("public",),
-    "sqlite": ("main",),
-}
-
-_SYSTEM_SCHEMAS = frozenset({"information_schema", "pg_catalog"})
 
 
 @dataclass(frozen=True)
@@ -76,7 +66,7 @@ class Schema:
         harness that does not know the session's search path should still attribute it.
         """
         owners = [db for db, tables in self.folded.items() if table in tables]
-        path = self.search_path or DEFAULT_SEARCH_PATH.get(self.dialect, ())
+        path = self.search_path or default_search_path(self.dialect)
         for db in (self._fold(name) for name in path):
             if db in owners:
                 return db
@@ -102,7 +92,7 @@ class Schema:
 def read_schema(conn: Any, engine: str, schemas: Sequence[str] | None = None) -> Schema:
     """Read the live schema through a DB-API connection, keeping column order.
 
-    ``engine`` is ``duckdb``, ``postgres`` or ``sqlite``; ``schemas`` keeps only those schemas.
+    ``engine`` names an installed engine; ``schemas`` keeps only those schemas.
 
     >>> import sqlite3
     >>> conn = sqlite3.connect(":memory:")
@@ -110,64 +100,17 @@ def read_schema(conn: Any, engine: str, schemas: Sequence[str] | None = None) ->
     >>> dict(read_schema(conn, "sqlite").tables["main"]["t"])
     {'b': 'TEXT', 'a': 'INTEGER'}
     """
-    reader = _READERS.get(engine)
-    if reader is None:
-        raise SqlAnalysisError(
-            f"cannot read a schema for engine {engine!r}: use one of {sorted(_READERS)}"
-        )
-    rows = reader(conn)
+    try:
+        spec = engine_named(engine)
+    except ExecutionError as error:
+        raise SqlAnalysisError(f"cannot read a schema: {error}") from error
+    rows = spec.schema_rows(conn)
     wanted = set(schemas) if schemas is not None else None
     tables: dict[str, dict[str, dict[str, str]]] = {}
     for db, table, column, kind in rows:
         if wanted is None or db in wanted:
             tables.setdefault(db, {}).setdefault(table, {})[column] = kind
     return Schema(tables, engine)
-
-
-Row = tuple[str, str, str, str]
-
-# Both engines expose the standard view; ordinal_position keeps the declared column order.
-_INFORMATION_SCHEMA_COLUMNS = """
-    SELECT table_schema, table_name, column_name, data_type
-    FROM information_schema.columns
-    WHERE table_catalog = current_database()
-    ORDER BY table_schema, table_name, ordinal_position
-"""
-
-
-def _read_information_schema(conn: Any) -> list[Row]:
-    cursor = conn.cursor()
-    try:
-        cursor.execute(_INFORMATION_SCHEMA_COLUMNS)
-        rows = cursor.fetchall()
-    finally:
-        cursor.close()
-    return [
-        (str(db), str(table), str(column), str(kind))
-        for db, table, column, kind in rows
-        if db not in _SYSTEM_SCHEMAS
-    ]
-
-
-def _read_sqlite(conn: Any) -> list[Row]:
-    names = conn.execute(
-        "SELECT name FROM sqlite_master WHERE type IN ('table', 'view') "
-        "AND name NOT LIKE 'sqlite\\_%' ESCAPE '\\' ORDER BY name"
-    ).fetchall()
-    rows: list[Row] = []
-    for (table,) in names:
-        columns = conn.execute(
-            "SELECT name, type FROM pragma_table_info(?) ORDER BY cid", (table,)
-        ).fetchall()
-        rows.extend(("main", table, column, kind) for column, kind in columns)
-    return rows
-
-
-_READERS: Mapping[str, Callable[[Any], list[Row]]] = {
-    "duckdb": _read_information_schema,
-    "postgres": _read_information_schema,
-    "sqlite": _read_sqlite,
-}
 
 
 @contextmanager
@@ -177,38 +120,35 @@ def catalog_connection(target: str, engine: str) -> Iterator[Any]:
     Raises ExecutionError, naming the database (password masked) and the fix, when it cannot
     be opened.
     """
-    if engine != "postgres" and not Path(target).exists():
+    spec = engine_named(engine)
+    if not spec.served_over_network and not Path(target).exists():
         raise ExecutionError(f"database {target} does not exist; build it with `t2s demo build`")
     try:
-        conn = _open_catalog(target, engine)
+        conn = spec.open_catalog(target)
     except Exception as error:  # each driver has its own errors; all mean "cannot open it"
-        if engine == "postgres":
-            shown, fix = (
-                mask_password(target),
-                (
-                    "check the URL (postgresql://user:password@host:port/database) and that the "
-                    "server is running"
-                ),
-            )
+        if spec.served_over_network:
+            fix = "check the URL (user, password, host, port, database) and that the server runs"
         else:
-            shown, fix = target, f"give a {engine} database file (`t2s demo build` makes one)"
+            fix = f"give a {engine} database file (`t2s demo build` makes one)"
         raise ExecutionError(
-            f"cannot open {shown}: {connect_error(target, error)}. Fix: {fix}"
+            f"cannot open {spec.shown(target)}: {_reason(target, error)}. Fix: {fix}"
         ) from error
     with closing(conn):
         yield conn
 
 
-def _open_catalog(target: str, engine: str) -> Any:
-    if engine == "postgres":
-        import psycopg2  # lazy: only a PostgreSQL domain needs the driver loaded
+def _reason(target: str, error: BaseException) -> str:
+    """The driver's first line, unless it may echo the target (a URL with its password)."""
+    text = str(error).strip().splitlines()[0] if str(error).strip() else type(error).__name__
+    password = _password(target)
+    return text.replace(password, "***") if password else text
 
-        conn = psycopg2.connect(target)
-        conn.set_session(readonly=True)
-        return conn
-    if engine == "sqlite":
-        return sqlite3.connect(f"file:{target}?mode=ro", uri=True)
-    return duckdb.connect(target, read_only=True)
+
+def _password(target: str) -> str | None:
+    try:
+        return urllib.parse.urlsplit(target).password
+    except ValueError:
+        return None
 
 
 def live_schema(target: str, engine: str, schemas: Sequence[str] | None = None) -> Schema:
