@@ -20,6 +20,7 @@ from typing import Any
 import yaml
 
 from t2s_pipeline.errors import CaseError
+from t2s_pipeline.execution.registry import engine_names
 
 DIFFICULTIES: tuple[str, ...] = (
     "simple_aggregate",
@@ -29,7 +30,6 @@ DIFFICULTIES: tuple[str, ...] = (
     "top_k",
     "trap",
 )
-ENGINES: tuple[str, ...] = ("duckdb", "postgres", "sqlite")
 # Identifiers are YAML/file names, not SQL: a regular expression is the right tool here.
 _ID = re.compile(r"^[a-z0-9][a-z0-9-]{0,63}$")
 _CASE_FIELDS = {
@@ -162,10 +162,11 @@ def load_domain(folder: Path | str) -> Domain:
     for key in ("engine", "dialect", "database", "allowed_schemas"):
         if key not in data:
             raise CaseError(str(path), key, "missing", f"add '{key}:' to the domain file")
-    if data["engine"] not in ENGINES:
+    if data["engine"] not in engine_names():
         raise CaseError(
-            str(path), "engine", f"unknown engine {data['engine']!r}", f"use one of {ENGINES}"
-        )
+            str(path), "engine", f"unknown engine {data['engine']!r}",
+            f"use one of {list(engine_names())} (other engines install as plugins, docs/engines.md)",
+        )  # fmt: skip
     if str(data["dialect"]) != str(data["engine"]):
         # The guard's filter must read a statement exactly as the database will run it.
         raise CaseError(

@@ -11,6 +11,7 @@ from sqlglot import exp
 
 from t2s_pipeline.cases import CaseSet, Domain
 from t2s_pipeline.demo.schema import TABLES, ddl_document
+from t2s_pipeline.execution.registry import engine_named
 from t2s_pipeline.sql.schema import live_schema
 from t2s_pipeline.sut.contract import OfferedTable
 
@@ -61,7 +62,7 @@ def domain_tables(domain: Domain) -> tuple[OfferedTable, ...]:
             if qualified in demo:
                 documents.append(OfferedTable(name=qualified, ddl=ddl_document(demo[qualified])))
                 continue
-            name = table if domain.engine == "sqlite" else qualified
+            name = table if engine_named(domain.engine).only_schema else qualified
             ddl = exp.Create(
                 this=exp.Schema(
                     this=sqlglot.to_table(name, dialect=domain.dialect),

@@ -11,7 +11,8 @@ import json
 
 from t2s_pipeline.demo.schema import ALLOWED_SCHEMAS
 from t2s_pipeline.errors import ConfigError
-from t2s_pipeline.execution import LAYERS, Guard, QueryOutcome, detect_engine, open_executor
+from t2s_pipeline.execution import LAYERS, Guard, QueryOutcome, open_executor
+from t2s_pipeline.execution.registry import engine_for
 
 DEFAULT_ROW_LIMIT = 1000
 DEFAULT_TIMEOUT_S = 30.0
@@ -51,8 +52,9 @@ def run(args: argparse.Namespace) -> int:
     """
     if not args.sql.strip():
         raise ConfigError("--sql is empty: give the statement to run")
-    engine = detect_engine(args.db)
-    default_allow = ("main",) if engine == "sqlite" else ALLOWED_SCHEMAS
+    spec = engine_for(args.db)
+    engine = spec.name
+    default_allow = (spec.only_schema,) if spec.only_schema else ALLOWED_SCHEMAS
     guard = Guard(
         allowed_schemas=args.allow or default_allow,
         dialect=args.dialect or engine,

@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING, Any
 from t2s_pipeline import console
 from t2s_pipeline.commands.show import describe_item
 from t2s_pipeline.errors import ConfigError
+from t2s_pipeline.execution.registry import engine_named
 from t2s_pipeline.run.compare import compare
 from t2s_pipeline.run.summary import summarise_run
 from t2s_pipeline.store import ResultsStore
@@ -154,7 +155,7 @@ def _check_database(cases: str) -> None:
 
     folder = Path(cases)
     domain = load_cases(folder).domain
-    if domain.engine == "postgres" or "{db_id}" in domain.database:
+    if engine_named(domain.engine).served_over_network or "{db_id}" in domain.database:
         return  # a server (reached when the gold runs) or one file per case
     database = Path(domain.database_for())
     if not database.is_file():

@@ -72,6 +72,9 @@ class EngineSpec:
     """A URL to a server (a password may be in it), not a file that must exist."""
     shown: Callable[[str], str] = str
     """The target as messages show it (a URL's password masked)."""
+    only_schema: str | None = None
+    """The one schema every table is in, when the engine has no others (SQLite: ``main``):
+    tables are then named without it."""
 
 
 BUILT_IN: tuple[EngineSpec, ...] = (
@@ -82,7 +85,7 @@ BUILT_IN: tuple[EngineSpec, ...] = (
                schema_rows.open_mysql, schema_rows.mysql_rows, search_path=(),
                served_over_network=True, shown=mysql_masked),
     EngineSpec(SQLITE, SQLITE, lambda t: detect_engine(t) == SQLITE, SQLiteBackend,
-               schema_rows.open_sqlite, schema_rows.sqlite_rows),
+               schema_rows.open_sqlite, schema_rows.sqlite_rows, only_schema="main"),
     EngineSpec(DUCKDB, DUCKDB, lambda t: detect_engine(t) == DUCKDB, DuckDBBackend,
                schema_rows.open_duckdb, schema_rows.information_schema_rows),
 )  # fmt: skip
