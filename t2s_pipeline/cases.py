@@ -10,7 +10,9 @@ from __future__ import annotations
 
 import datetime as dt
 import hashlib
+import os
 import re
+import string
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from decimal import Decimal
@@ -106,11 +108,13 @@ class Domain:
     min_phrasings: int = 0
 
     def database_for(self, case: Case | None = None) -> str:
-        """Database path or URL for a case: ``{db_id}`` in ``database`` names per-case files.
+        """Database path or URL for a case: ``{db_id}`` in ``database`` names per-case files,
+        and ``${NAME}`` is the environment variable ``NAME`` (a password stays out of the
+        file, the store and the run id: only the resolved target holds it).
 
         Relative paths are resolved against the domain folder.
         """
-        target = self.database
+        target = with_environment(self.database, self.folder / "domain.yaml")
         if "{db_id}" in target:
             if case is None or case.db_id is None:
                 raise ValueError(f"domain {self.name} needs a db_id per case")
@@ -118,6 +122,39 @@ class Domain:
         if "://" in target or Path(target).is_absolute():
             return target
         return str((self.folder / target).resolve())
+
+
+class _Variables(string.Template):
+    """``${NAME}`` only: a bare ``$`` (in a password or path) is left as it is."""
+
+    delimiter = "$"
+    idpattern = r"(?!)"  # config text, not SQL: a regular expression is the right tool here
+    braceidpattern = r"[A-Za-z_][A-Za-z0-9_]*"
+
+
+def with_environment(text: str, source: Path | str) -> str:
+    """``text`` with every ``${NAME}`` replaced by the environment variable ``NAME``.
+
+    >>> import os; os.environ["T2S_DOC_SECRET"] = "s3cret"
+    >>> with_environment("mysql://r:${T2S_DOC_SECRET}@h/sales", "domain.yaml")
+    'mysql://r:s3cret@h/sales'
+    >>> with_environment("a$b", "domain.yaml")
+    'a$b'
+    """
+    if "${" not in text:
+        return text
+    try:
+        return _Variables(text).substitute(os.environ)
+    except KeyError as missing:
+        raise CaseError(
+            str(source), "database", f"environment variable {missing.args[0]} is not set",
+            f"export {missing.args[0]}=... before running (the secret stays out of the file)",
+        ) from None  # fmt: skip
+    except ValueError as error:
+        raise CaseError(
+            str(source), "database", f"cannot read the ${{...}} references: {error}",
+            "write ${NAME} with letters, digits and _ only",
+        ) from None  # fmt: skip
 
 
 @dataclass(frozen=True)

@@ -62,7 +62,8 @@ def mysql_admin_url(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
         yield url
 
 
-@pytest.fixture(scope="session")
+@pytest.fixture(scope="module")
 def mysql_reader_url(mysql_admin_url: str, warehouse: Path) -> str:
-    """The small demo warehouse loaded into the session's MariaDB server: the reader's URL."""
+    """The small demo warehouse loaded into the session's MariaDB server: the reader's URL.
+    Loaded per module: the hostile and corpus targets drop the demo databases when done."""
     return load_mysql(warehouse, mysql_admin_url)

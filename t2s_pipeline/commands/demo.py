@@ -26,6 +26,17 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     load.add_argument("--password", default="t2s_reader")
     load.set_defaults(func=_load_postgres)
 
+    mysql = sub.add_parser("load-mysql", help="load the warehouse into MySQL or MariaDB")
+    mysql.add_argument("url", help="administrator URL, e.g. mysql://root:pw@127.0.0.1:3306/")
+    mysql.add_argument("--warehouse", type=Path, default=DEFAULT_PATH)
+    mysql.add_argument("--account", default="t2s_reader")
+    mysql.add_argument("--password", default="t2s_reader")
+    mysql.add_argument("--cases", type=Path, default=Path("cases/erp"), help="cases to copy")
+    mysql.add_argument(
+        "--cases-out", type=Path, help="also write the cases for MySQL here (gold transpiled)"
+    )
+    mysql.set_defaults(func=_load_mysql)
+
     run = sub.add_parser("run", help="what `make demo` runs: build, check cases, evaluate")
     run.add_argument("--cases", type=Path, default=Path("cases/erp"))
     run.add_argument("--config", type=Path, default=Path("configs/baseline.yaml"))
@@ -61,6 +72,28 @@ def _load_postgres(args: argparse.Namespace) -> int:
         args.warehouse, args.url, database=args.database, role=args.role, password=args.password
     )
     print(f"loaded {args.warehouse} into {args.database}; read-only role URL: {reader_url}")
+    return 0
+
+
+def _load_mysql(args: argparse.Namespace) -> int:
+    from t2s_pipeline.demo.mysql import load_mysql, reader_url, write_mysql_cases
+
+    if not args.warehouse.exists():
+        build_warehouse(args.warehouse, progress=_say)
+    url = load_mysql(args.warehouse, args.url, account=args.account, password=args.password)
+    shown = reader_url(args.url, args.account, "***", "sales")
+    print(f"loaded {args.warehouse} into databases sales, finance, inventory, hr, pii; "
+          f"SELECT-only account URL: {shown}")  # fmt: skip
+    if args.cases_out is not None:
+        database = reader_url(args.url, args.account, "PASSWORD", "sales").replace(
+            ":PASSWORD@", ":${T2S_MYSQL_PASSWORD}@", 1
+        )
+        n = write_mysql_cases(args.cases, args.cases_out, database)
+        print(
+            f"wrote {n} cases for MySQL to {args.cases_out} (database: {database}); "
+            f"export T2S_MYSQL_PASSWORD={args.password!s} before a run"
+        )
+    del url
     return 0
 
 

@@ -20,10 +20,8 @@ from __future__ import annotations
 
 from typing import Any
 
-import sqlglot
-from sqlglot import exp
-
 from t2s_pipeline.execution.catalogue import Catalogue
+from t2s_pipeline.execution.read_mysql import view_body_problem
 
 READER_PRIVILEGES = frozenset({"SELECT", "SHOW VIEW"})
 _GRANTEE_SQL = (
@@ -126,10 +124,8 @@ def read_catalogue(conn: Any, allowed: tuple[str, ...]) -> Catalogue:
             tuple(allowed),
         )
         views = cursor.fetchall()
-    unsafe = tuple(
-        (str(schema), str(name), why)
-        for schema, name, definition in views
-        if (why := view_reads_outside(definition or "", frozenset(allowed))) is not None
+    unsafe = unsafe_views(
+        [(str(s), str(n), str(d or "")) for s, n, d in views], frozenset(allowed), database
     )
     return Catalogue(
         search_path=(database,) if database else (),
@@ -139,22 +135,37 @@ def read_catalogue(conn: Any, allowed: tuple[str, ...]) -> Catalogue:
     )
 
 
-def view_reads_outside(definition: str, allowed: frozenset[str]) -> str | None:
-    """Why a view body (as ``information_schema.VIEWS`` stores it: every table qualified)
-    reads outside ``allowed``, or None. An empty or unreadable body is unsafe: the server
-    hides it from an account without SHOW VIEW, so nothing can be said of what it reads.
+def unsafe_views(
+    views: list[tuple[str, str, str]], allowed: frozenset[str], database: str | None
+) -> tuple[tuple[str, str, str], ...]:
+    """``(schema, name, why)`` of every view that must not be served: its body fails the
+    checks a statement gets (a table outside the allowlist, a function off the allowlist, a
+    stored routine), or reads such a view, to any depth (repeated until nothing changes).
 
-    >>> view_reads_outside("select `hr`.`s`.`a` AS `a` from `hr`.`s`", frozenset({"sales"}))
-    'reads hr.s'
-    >>> view_reads_outside("select `sales`.`o`.`a` AS `a` from `sales`.`o`", frozenset({"sales"}))
+    >>> unsafe_views([("sales", "a", "select `hr`.`s`.`x` AS `x` from `hr`.`s`"),
+    ...               ("sales", "b", "select `sales`.`a`.`x` AS `x` from `sales`.`a`")],
+    ...              frozenset({"sales"}), "sales")[1][:2]
+    ('sales', 'b')
     """
+    found: dict[tuple[str, str], str] = {}
+    while True:
+        catalogue = Catalogue(
+            search_path=(database,) if database else (),
+            unsafe=tuple((s, n, why) for (s, n), why in found.items()),
+        )
+        fresh = {
+            (schema, name): why
+            for schema, name, definition in views
+            if (schema, name) not in found
+            and (why := _view_problem(definition, allowed, catalogue)) is not None
+        }
+        if not fresh:
+            return tuple((s, n, why) for (s, n), why in found.items())
+        found |= fresh
+
+
+def _view_problem(definition: str, allowed: frozenset[str], catalogue: Catalogue) -> str | None:
     if not definition.strip():
         return "has a definition this account cannot see (grant SHOW VIEW to check it)"
-    try:
-        tree = sqlglot.parse_one(definition, read="mysql")
-    except (sqlglot.errors.SqlglotError, RecursionError):
-        return "has a definition the filter cannot read"
-    for table in tree.find_all(exp.Table):
-        if table.db and table.db not in allowed:
-            return f"reads {table.db}.{table.name}"
-    return None
+    why = view_body_problem(definition, allowed, catalogue)
+    return None if why is None else f"is unsafe: {why}"

@@ -26,6 +26,7 @@ from __future__ import annotations
 import contextlib
 import struct
 import urllib.parse
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -47,7 +48,11 @@ from t2s_pipeline.execution.engine import (
 from t2s_pipeline.execution.guard import DATABASE, FILTER, Guard
 from t2s_pipeline.execution.limits import fetch_capped
 from t2s_pipeline.execution.mysql_account import read_catalogue, verify_reader
-from t2s_pipeline.execution.read_mysql import check_server_reading, statement_aliases
+from t2s_pipeline.execution.read_mysql import (
+    check_server_effects,
+    check_server_reading,
+    statement_aliases,
+)
 from t2s_pipeline.execution.reading import Refused
 from t2s_pipeline.execution.watchdog import Watchdog
 
@@ -67,6 +72,7 @@ _REFUSED_CODES = frozenset(
 """Access denied (database, table, column, routine, privilege), read-only transaction or server,
 out of memory or resources, packet or result too large, and the statement time limit."""
 _TIMEOUT_CODES = frozenset({3024, 1969, 1317, 2013})
+_SYNTAX = 1064
 _HIDDEN_UNDERLYING = 1345
 """EXPLAIN refused: a view reads a table the account has no privilege on."""
 _INCOMPLETE_CODES = frozenset({1931, 1260, 1301, 3636})
@@ -150,8 +156,7 @@ class MySQLBackend:
             raise DatabaseRefusal("the statement contains a NUL byte")
         if self.hardened:
             self._server_prepare(sql)
-        if FILTER in self.guard.layers:
-            self._server_reading(sql)
+        self._server_reading(sql)
         return Prepared(sql)
 
     def release(self, prepared: Prepared) -> None:
@@ -164,7 +169,12 @@ class MySQLBackend:
         thread_id = self._conn.thread_id()
         with self._watchdog.armed(self.guard.timeout_s, lambda: self._kill(thread_id)) as dog:
             try:
-                return self._run(prepared.statement)
+                fetched = self._run(prepared.statement)
+                if dog.fired:  # BENCHMARK() returns a row when killed, not an error
+                    raise DatabaseRefusal(
+                        f"timed out after {self.guard.timeout_s:g} s", timed_out=True
+                    )
+                return fetched
             except pymysql.Error as error:
                 raise _classify(error, dog.fired, self.guard.timeout_s) from error
             finally:
@@ -189,6 +199,8 @@ class MySQLBackend:
         columns = tuple(str(d[0]) for d in cursor.description)
         rows, truncated = fetch_capped(cursor.fetchmany, cursor.fetchall, cap)
         if truncated:  # the rest is still streaming: drop the connection rather than read it
+            if cursor._result is not None:  # and tell PyMySQL not to drain it later
+                cursor._result.unbuffered_active = False
             with contextlib.suppress(pymysql.Error):
                 self._conn.close()
             return Fetched(columns, rows, truncated)
@@ -260,30 +272,47 @@ class MySQLBackend:
         return self._explainer
 
     def _server_reading(self, sql: str) -> None:
-        self._explaining()
+        """Ask the server how it reads the statement (``EXPLAIN EXTENDED``: the text it will
+        run, views expanded, every table qualified), inside a read-only transaction under the
+        time limit (the optimizer may evaluate a constant function). The database layer
+        refuses what privileges cannot forbid (system variables and databases, stored routines,
+        file, lock and session functions) and a statement the server cannot explain as a query
+        (``SHOW``, ``HELP``); the filter refuses a table outside the allowlist."""
+        conn = self._explaining()
         verb = "EXPLAIN EXTENDED" if self._mariadb else "EXPLAIN"
         try:
-            with self._explainer.cursor() as cursor:
+            conn.query("START TRANSACTION READ ONLY")
+            with conn.cursor() as cursor:
                 cursor.execute(f"{verb} {sql}")
                 cursor.fetchall()
                 cursor.execute("SHOW WARNINGS")
                 notes = [str(row[2]) for row in cursor.fetchall() if int(row[1]) == 1003]
         except pymysql.Error as error:
+            raise self._unexplained(error) from error
+        finally:
             with contextlib.suppress(pymysql.Error):
-                self._explainer.rollback()
-            if _code(error) == _HIDDEN_UNDERLYING:
-                raise DatabaseRefusal(
-                    "the server will not show how it reads the statement: a view in it reads a "
-                    f"table this account cannot see ({_message(error)})",
-                    layer=FILTER,
-                ) from error
-            raise _classify(error, False, self.guard.timeout_s) from error
+                conn.rollback()
         allowed = frozenset(self.guard.allowed_schemas)
-        try:
-            for note in notes:
-                check_server_reading(note, allowed, self._databases, statement_aliases(sql))
-        except Refused as refusal:
-            raise DatabaseRefusal(str(refusal), layer=FILTER) from refusal
+        for note in notes:
+            if self.hardened:
+                _refuse_as(DATABASE, check_server_effects, note)
+            if FILTER in self.guard.layers:
+                aliases = statement_aliases(sql)
+                _refuse_as(FILTER, check_server_reading, note, allowed, self._databases, aliases)
+
+    def _unexplained(self, error: pymysql.Error) -> Exception:
+        if _code(error) == _HIDDEN_UNDERLYING:
+            return DatabaseRefusal(
+                "the server will not show how it reads the statement: a view in it reads a "
+                f"table this account cannot see ({_message(error)})",
+                layer=FILTER,
+            )
+        if _code(error) == _SYNTAX and self.hardened:
+            # the server prepared it (so it is valid) yet cannot explain it: not a query
+            return DatabaseRefusal(
+                f"the server does not read the statement as a query ({_message(error)})"
+            )
+        return _classify(error, False, self.guard.timeout_s)
 
     def _connect(self) -> Any:
         return self._open(verify=self.hardened)
@@ -335,6 +364,13 @@ class MySQLBackend:
         conn.query("SET SESSION " + ", SESSION ".join(settings))
         if self.hardened:
             conn.query("SET SESSION TRANSACTION READ ONLY")
+
+
+def _refuse_as(layer: str, check: Callable[..., None], *args: Any) -> None:
+    try:
+        check(*args)
+    except Refused as refusal:
+        raise DatabaseRefusal(str(refusal), layer=layer) from refusal
 
 
 def _code(error: pymysql.Error) -> int:

@@ -40,6 +40,16 @@ _FORBIDDEN_NODES: tuple[type[exp.Expression], ...] = (
     exp.Cache, exp.Uncache, exp.Analyze, exp.Hint, exp.Parameter, exp.SessionParameter,
     exp.Placeholder, exp.Show, exp.Export,
 )  # fmt: skip
+SERVER_FUNCTIONS_WITH_EFFECTS = frozenset({
+    "load_file", "sleep", "benchmark", "get_lock", "release_lock", "release_all_locks",
+    "is_free_lock", "is_used_lock", "master_pos_wait", "master_gtid_wait", "source_pos_wait",
+    "nextval", "lastval", "setval", "last_insert_id", "connection_id", "user", "current_user",
+    "session_user", "system_user", "current_role", "database", "schema", "version",
+    "found_rows", "row_count", "uuid_short", "sys_exec", "sys_eval", "wsrep_last_seen_gtid",
+    "wsrep_last_written_gtid", "wsrep_sync_wait_upto_gtid", "binlog_gtid_pos",
+})  # fmt: skip
+"""Built-ins (as the server prints them) that wait, lock, read files, advance sequences or
+tell who and where the session is: never in the server's reading of a served statement."""
 _SHOWN = {exp.Parameter: "a user variable", exp.SessionParameter: "a system variable",
           exp.Placeholder: "a parameter", exp.Into: "SELECT ... INTO", exp.Lock: "a locking read",
           exp.Hint: "an optimizer hint"}  # fmt: skip
@@ -67,10 +77,15 @@ def read_mysql(sql: str, allowed: frozenset[str], catalogue: Catalogue | None) -
         raise Refused(f"only read-only queries are allowed, not {_first_word(tokens)}")
     database = catalogue.search_path[0] if catalogue and catalogue.search_path else None
     for node in root.walk():
-        _check_node(node, allowed, database)
+        _check_node(node, allowed, database, catalogue)
 
 
-def _check_node(node: exp.Expression, allowed: frozenset[str], database: str | None) -> None:
+def _check_node(
+    node: exp.Expr,
+    allowed: frozenset[str],
+    database: str | None,
+    catalogue: Catalogue | None,
+) -> None:
     if isinstance(node, _FORBIDDEN_NODES):
         what = _SHOWN.get(type(node), node.key.upper())
         raise Refused(f"only read-only queries are allowed, not {what}")
@@ -78,6 +93,7 @@ def _check_node(node: exp.Expression, allowed: frozenset[str], database: str | N
         _check_function(node)
     elif isinstance(node, exp.Table):
         _check_table(node, allowed, database)
+        _check_unsafe(node, database, catalogue)
 
 
 def _check_function(node: exp.Func) -> None:
@@ -89,6 +105,8 @@ def _check_function(node: exp.Func) -> None:
 
 
 def _check_table(node: exp.Table, allowed: frozenset[str], database: str | None) -> None:
+    if isinstance(node.this, exp.JSONTable):
+        return  # rows of a JSON value: reads no relation (its arguments are walked as usual)
     if not isinstance(node.this, exp.Identifier):
         raise Refused(f"{node.this.sql(_DIALECT)} is not a table the filter can resolve")
     if node.catalog:
@@ -107,6 +125,36 @@ def _check_table(node: exp.Table, allowed: frozenset[str], database: str | None)
             f"table {node.name} is unqualified and resolves to {where}, outside the "
             f"allowlisted databases {sorted(allowed)}"
         )
+
+
+def view_body_problem(
+    definition: str, allowed: frozenset[str], catalogue: Catalogue | None = None
+) -> str | None:
+    """Why a view body (``information_schema.VIEWS``: every table qualified) must not be served,
+    or None: the checks a statement gets (allowlisted functions, no stored routine, tables in
+    allowed databases). A view runs with its definer's rights, so a body that calls
+    ``LOAD_FILE`` or a definer's function reading ``hr`` leaks through a name in ``sales``.
+
+    >>> view_body_problem("select `sales`.`o`.`a` AS `a` from `sales`.`o`", frozenset({"sales"}))
+    >>> view_body_problem("select load_file('/etc/passwd') AS `f`", frozenset({"sales"}))
+    'function load_file is not on the MySQL allowlist'
+    """
+    try:
+        read_mysql(definition, allowed, catalogue)
+    except Refused as refusal:
+        return str(refusal)
+    return None
+
+
+def _check_unsafe(node: exp.Table, database: str | None, catalogue: Catalogue | None) -> None:
+    """Refuse a view the catalogue found reading outside the allowlist: a materialised
+    (``TEMPTABLE`` or aggregating) view is not expanded in the server's reading."""
+    if catalogue is None or not isinstance(node.this, exp.Identifier):
+        return
+    schema = node.db or (None if _is_cte(node) else database)
+    why = catalogue.why_unsafe(schema, node.name) if schema else None
+    if why is not None:
+        raise Refused(f"{schema}.{node.name} {why}")
 
 
 def _is_cte(table: exp.Table) -> bool:
@@ -142,6 +190,7 @@ def check_server_reading(
     t2s_pipeline.execution.reading.Refused: the server reads hr.salaries, outside the allowlisted databases ['s']
     """
     tokens = _tokens(text)
+    _refuse_server_calls(tokens)
     for index, token in enumerate(tokens[:-2]):
         if not _quoted_name(token) or tokens[index + 1].token_type != TokenType.DOT:
             continue
@@ -157,6 +206,56 @@ def check_server_reading(
             f"the server reads {first}.{follower.text}, outside the allowlisted databases "
             f"{sorted(allowed)}"
         )
+
+
+def _refuse_server_calls(tokens: list[Token]) -> None:
+    """Refuse a stored routine call and a built-in with effects in the server's reading.
+
+    The server prints a stored function back-quoted (`` `f`(...) `` or `` `db`.`f`(...) ``) and a
+    built-in bare (``load_file(...)``). An unqualified call of a name MariaDB has no built-in for
+    (``any_value``, say) resolves to a stored function of the connection's database, which the
+    first reading took for the built-in; and a view body, expanded here, may call what the
+    statement itself does not.
+    """
+    for index, token in enumerate(tokens[:-1]):
+        if tokens[index + 1].token_type != TokenType.L_PAREN:
+            continue
+        if token.token_type == TokenType.IDENTIFIER:
+            raise Refused(f"the server calls the stored routine {token.text}")
+        if token.text.lower() in SERVER_FUNCTIONS_WITH_EFFECTS:
+            raise Refused(f"the server calls {token.text.lower()}(), which is not read-only")
+
+
+SYSTEM_DATABASES = frozenset({"information_schema", "mysql", "performance_schema", "sys"})
+
+
+def check_server_effects(text: str) -> None:
+    """The database layer's check of the server's own reading of a statement: refuse one that
+    reads a system variable (``@@datadir``), a system database, a stored routine or a built-in
+    that waits, locks, reads a file or tells who and where the session is. Privileges cannot
+    forbid these on MySQL (every account may call ``LOAD_FILE``, ``GET_LOCK`` or read
+    ``@@datadir``), so the layer reads what the server will run instead.
+
+    >>> check_server_effects("select `sales`.`o`.`a` AS `a` from `sales`.`o`")
+    >>> check_server_effects("select @@datadir AS `@@datadir`")
+    Traceback (most recent call last):
+    ...
+    t2s_pipeline.execution.reading.Refused: the server reads the system variable @@datadir
+    """
+    tokens = _tokens(text)
+    for index, token in enumerate(tokens):
+        if token.token_type == TokenType.SESSION_PARAMETER:
+            name = tokens[index + 1].text if index + 1 < len(tokens) else ""
+            raise Refused(f"the server reads the system variable @@{name}")
+        following = tokens[index + 1] if index + 1 < len(tokens) else None
+        if (
+            _quoted_name(token)
+            and token.text.lower() in SYSTEM_DATABASES
+            and following is not None
+            and following.token_type == TokenType.DOT
+        ):
+            raise Refused(f"the server reads the system database {token.text}")
+    _refuse_server_calls(tokens)
 
 
 def statement_aliases(sql: str) -> frozenset[str]:

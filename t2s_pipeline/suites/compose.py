@@ -3,7 +3,9 @@
 Every shape is a function of a seeded ``random.Random`` and an engine's :class:`Spelling`. The
 random draws never depend on the engine, so ``gen-join-0042`` is the same query on every engine
 it applies to; a shape that an engine has no syntax for (QUALIFY, PIVOT, LATERAL, DISTINCT ON,
-grouping sets outside DuckDB and PostgreSQL) returns None there. Joins follow the warehouse's
+grouping sets outside DuckDB and PostgreSQL, FILTER in MySQL; MySQL's WITH ROLLUP, STRAIGHT_JOIN,
+GROUP_CONCAT, REGEXP and back-quoted names elsewhere) returns None there. MySQL has no FULL JOIN:
+where the others draw one, it joins LEFT. Joins follow the warehouse's
 foreign keys, with at most one one-to-many step so no statement multiplies rows; filters use
 the ERP code values the column comments document.
 
@@ -19,7 +21,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from t2s_pipeline.demo.schema import ALLOWED_SCHEMAS, AS_OF, TABLES
-from t2s_pipeline.suites.spelling import DUCKDB, POSTGRES, Spelling
+from t2s_pipeline.suites.spelling import DUCKDB, MYSQL, POSTGRES, SQLITE, Spelling
 
 ALIASES: dict[str, str] = {
     "sales.sites": "s",
@@ -431,7 +433,7 @@ def _join(rng: random.Random, d: Spelling) -> str | None:
     for link, table in path[1:]:
         kind = rng.choice(("JOIN", "INNER JOIN", "JOIN", "LEFT JOIN", "LEFT JOIN", "RIGHT JOIN"))
         if rng.random() < 0.12:
-            kind = "FULL JOIN"
+            kind = "LEFT JOIN" if d.engine == MYSQL else "FULL JOIN"  # MySQL has no FULL JOIN
         on = _on(rng, d, link, table, outer=kind not in ("JOIN", "INNER JOIN"))
         clauses.append(f"{kind} {_from(d, table)} ON {on}")
         if kind in ("RIGHT JOIN", "FULL JOIN"):
@@ -633,10 +635,11 @@ def _cte(rng: random.Random, d: Spelling) -> str | None:
             f"FROM {name} AS a WHERE a.n >= (SELECT avg(c2.n) FROM {name} AS c2) "
             f"ORDER BY a.n DESC, a.ref LIMIT 20"
         )
+    keys = "`keys`" if d.engine == MYSQL else "keys"  # a reserved word in MySQL
     return (
-        f"WITH {cte} SELECT {m}.{label}, count(*) AS keys FROM {_from(d, dim)} "
+        f"WITH {cte} SELECT {m}.{label}, count(*) AS {keys} FROM {_from(d, dim)} "
         f"WHERE {m}.{link.key} IN (SELECT ref FROM {name} WHERE n > 1) GROUP BY {m}.{label} "
-        f"ORDER BY keys DESC, {m}.{label} LIMIT 20"
+        f"ORDER BY {keys} DESC, {m}.{label} LIMIT 20"
     )
 
 
@@ -809,7 +812,7 @@ def _function(rng: random.Random, d: Spelling, a: str, column: str) -> str:
                 f"substr({ref}, 1, 3)",
                 f"replace({ref}, 'a', 'o')",
                 f"trim({ref})",
-                f"'[' || {ref} || ']'",
+                d.concat("'['", ref, "']'"),
                 f"coalesce(nullif({ref}, 'S01'), 'none')",
                 d.position("'e'", ref),
             )
@@ -820,7 +823,7 @@ def _function(rng: random.Random, d: Spelling, a: str, column: str) -> str:
             f"abs({ref})",
             f"floor({ref})",
             f"ceil({ref})",
-            f"CAST({ref} AS INTEGER)",
+            d.integer(ref),
             f"coalesce({ref}, 0)",
             f"nullif({ref}, 0)",
             d.greatest(ref, "10"),
@@ -1021,6 +1024,228 @@ def _grouping(rng: random.Random, d: Spelling) -> str:
     )
 
 
+# --- MySQL-only shapes -------------------------------------------------------------------
+
+
+def _conditional(rng: random.Random, d: Spelling) -> str:
+    """Conditional aggregates, MySQL's way (no FILTER): a sum of a condition, IF, CASE."""
+    table = rng.choice(tuple(COLUMNS))
+    a = ALIASES[table]
+    group = _group_key(rng, d, a, table)
+    numbers = _columns(table, "number")
+    measures = []
+    for _ in range(rng.randint(1, 3)):
+        condition = _filter(rng, d, a, table)
+        measure = f"{a}.{rng.choice(numbers)}" if numbers else "1"
+        measures.append(
+            rng.choice(
+                (
+                    f"sum({condition})",
+                    f"count(IF({condition}, 1, NULL))",
+                    f"sum(IF({condition}, {measure}, 0))",
+                    f"avg(CASE WHEN {condition} THEN {measure} END)",
+                    f"max(IF({condition}, {measure}, NULL))",
+                )
+            )
+        )
+    listed = ", ".join(f"{m} AS m{n}" for n, m in enumerate(dict.fromkeys(measures), 1))
+    return (
+        f"SELECT {group} AS grp, count(*) AS n, {listed} FROM {_from(d, table)} "
+        f"GROUP BY {group} ORDER BY grp{_limit(rng)}"
+    )
+
+
+def _rollup(rng: random.Random, d: Spelling) -> str:
+    """``GROUP BY ... WITH ROLLUP``: subtotals, ordered by the grouping (MariaDB refuses an
+    ORDER BY beside ROLLUP, so an ordered one sorts a derived table)."""
+    table = rng.choice(tuple(t for t in COLUMNS if len(_columns(t, "code")) >= 2))
+    a = ALIASES[table]
+    first, second = rng.sample(_columns(table, "code"), 2)
+    keys = [f"{a}.{first}", f"{a}.{second}"][: rng.randint(1, 2)]
+    measure = _aggregate(rng, d, a, table)
+    inner = (
+        f"SELECT {', '.join(keys)}, count(*) AS n, {measure} AS m FROM {_from(d, table)}"
+        f"{_where(rng, d, a, table)} GROUP BY {', '.join(keys)} WITH ROLLUP"
+    )
+    if rng.random() < 0.5:
+        return inner
+    return f"SELECT * FROM ({inner}) AS r ORDER BY n DESC, m"
+
+
+def _group_concat(rng: random.Random, d: Spelling) -> str:
+    table = rng.choice(tuple(t for t in COLUMNS if _partitions(t)))
+    a = ALIASES[table]
+    group = f"{a}.{rng.choice(_partitions(table))}"
+    listed = f"{a}.{rng.choice([c for c in COLUMNS[table] if _kind(c) in ('code', 'text')] or [KEYS[table]])}"
+    distinct = rng.choice(("", "DISTINCT "))
+    separator = rng.choice(("", " SEPARATOR ', '", " SEPARATOR '|'", " SEPARATOR ';'"))
+    key = f"{a}.{KEYS[table]}"
+    order = listed if distinct else f"{listed}, {key}"
+    concat = f"GROUP_CONCAT({distinct}{listed} ORDER BY {order}{separator})"
+    if rng.random() < 0.3:
+        concat = f"substring_index({concat}, '{separator[-2:-1] or ','}', 3)"
+    return (
+        f"SELECT {group} AS grp, {concat} AS members, count(*) AS n FROM {_from(d, table)}"
+        f"{_where(rng, d, a, table)} GROUP BY {group} ORDER BY grp LIMIT {rng.choice((5, 10, 20))}"
+    )
+
+
+def _mysql_function(rng: random.Random, d: Spelling, a: str, column: str) -> str:
+    ref = f"{a}.{column}"
+    kind = _kind(column)
+    if kind in ("text", "code") or column.endswith("_id") and column not in RANGES:
+        return rng.choice(
+            (
+                f"IFNULL({ref}, '-')",
+                f"CONCAT_WS('/', {ref}, 'x')",
+                f"LEFT({ref}, 2)",
+                f"RIGHT({ref}, 2)",
+                f"LPAD({ref}, 12, '.')",
+                f"SUBSTRING_INDEX({ref}, ' ', 1)",
+                f"CHAR_LENGTH({ref})",
+                f"INSTR({ref}, 'a')",
+                f"UCASE({ref})",
+                f"IF({ref} LIKE 'S%', 'yes', 'no')",
+                f"REVERSE({ref})",
+                f"FIELD({ref}, 'N', 'S', 'E', 'W')",
+            )
+        )
+    if kind == "number":
+        return rng.choice(
+            (
+                f"IFNULL({ref}, 0)",
+                f"TRUNCATE({ref}, 0)",
+                f"{ref} DIV 3",
+                f"MOD({ref}, 4)",
+                f"IF({ref} > 50, 'big', 'small')",
+                f"FORMAT({ref}, 2)",
+                f"CAST({ref} AS UNSIGNED)",
+                f"POW({ref}, 2)",
+                f"SIGN({ref} - 10)",
+            )
+        )
+    if kind == "date":
+        return rng.choice(
+            (
+                f"DATE_FORMAT({ref}, '%d/%m/%Y')",
+                f"DATE_FORMAT({ref}, '%b %Y')",
+                f"DAYNAME({ref})",
+                f"LAST_DAY({ref})",
+                f"DATE_ADD({ref}, INTERVAL 2 WEEK)",
+                f"DATE_SUB({ref}, INTERVAL 1 MONTH)",
+                f"TIMESTAMPDIFF(MONTH, {ref}, {d.date(AS_OF)})",
+                f"WEEKDAY({ref})",
+                f"QUARTER({ref})",
+                f"DAYOFYEAR({ref})",
+                f"TO_DAYS({ref})",
+                f"{ref} + INTERVAL 1 YEAR",
+            )
+        )
+    if kind == "bool":
+        return f"IF({ref}, 'active', 'inactive')"
+    return f"IFNULL({ref}, 0)"
+
+
+def _mysql_functions(rng: random.Random, d: Spelling) -> str:
+    table = rng.choice(tuple(COLUMNS))
+    a = ALIASES[table]
+    columns = rng.sample(COLUMNS[table], rng.randint(2, 3))
+    expressions = list(dict.fromkeys(_mysql_function(rng, d, a, c) for c in columns))
+    listed = ", ".join(f"{e} AS f{n}" for n, e in enumerate(expressions, 1))
+    return (
+        f"SELECT {a}.{KEYS[table]}, {listed} FROM {_from(d, table)}{_where(rng, d, a, table)} "
+        f"ORDER BY {a}.{KEYS[table]} LIMIT {rng.choice((10, 20, 50))}"
+    )
+
+
+def _backticks(rng: random.Random, d: Spelling) -> str:
+    """A listing with every identifier back-quoted, paged with ``LIMIT offset, count``."""
+    table = rng.choice(tuple(COLUMNS))
+    alias = ALIASES[table]
+    picked = rng.sample(COLUMNS[table], rng.randint(2, 4))
+    columns = [c for c in COLUMNS[table] if c in picked]
+    schema, name = table.split(".")
+    listed = ", ".join(f"`{alias}`.`{c}`" for c in columns)
+    where = _where(rng, d, alias, table)
+    for column in COLUMNS[table]:
+        where = where.replace(f"{alias}.{column}", f"`{alias}`.`{column}`")
+    page = f"{rng.choice((0, 5, 10, 20))}, {rng.choice((5, 10, 25))}"
+    return (
+        f"SELECT {listed} FROM `{schema}`.`{name}` AS `{alias}`{where} "
+        f"ORDER BY `{alias}`.`{KEYS[table]}` LIMIT {page}"
+    )
+
+
+def _straight_join(rng: random.Random, d: Spelling) -> str:
+    """A join whose order the statement fixes: ``STRAIGHT_JOIN`` as modifier or operator."""
+    link = rng.choice(LINKS)
+    child, parent = ALIASES[link.child], ALIASES[link.parent]
+    key_table = rng.choice((link.child, link.parent))
+    key = _group_key(rng, d, ALIASES[key_table], key_table)
+    measure = _aggregate(rng, d, child, link.child)
+    where = _where(rng, d, child, link.child)
+    if rng.random() < 0.5:
+        joined = (
+            f"{_from(d, link.parent)} STRAIGHT_JOIN {_from(d, link.child)} ON {_equality(link)}"
+        )
+        modifier = ""
+    else:
+        joined = f"{_from(d, link.child)} JOIN {_from(d, link.parent)} ON {_equality(link)}"
+        modifier = "STRAIGHT_JOIN "
+    return (
+        f"SELECT {modifier}{key} AS grp, count({parent}.{link.key}) AS n, {measure} AS m "
+        f"FROM {joined}{where} GROUP BY {key} ORDER BY grp{_limit(rng)}"
+    )
+
+
+def _regexp(rng: random.Random, d: Spelling) -> str:
+    table, column = rng.choice(
+        (("sales.sites", "site_name"), ("sales.customers", "customer_name"),
+         ("sales.items", "item_name"), ("sales.items", "category"))
+    )  # fmt: skip
+    a = ALIASES[table]
+    ref = f"{a}.{column}"
+    pattern = rng.choice(("^A", "en$", "(Pro|Max)", "^[A-M]", "[0-9]", "e.*e", "^(Tools|Garden)"))
+    operator = rng.choice(("REGEXP", "RLIKE", "NOT REGEXP"))
+    extra = rng.choice(
+        (
+            "",
+            f", REGEXP_REPLACE({ref}, '[aeiou]', '') AS consonants",
+            f", REGEXP_SUBSTR({ref}, '[A-Za-z]+') AS first_word",
+            f", REGEXP_INSTR({ref}, '[ -]') AS first_gap",
+        )
+    )
+    return (
+        f"SELECT {a}.{KEYS[table]}, {ref}{extra} FROM {_from(d, table)} "
+        f"WHERE {ref} {operator} '{pattern}' ORDER BY {a}.{KEYS[table]} LIMIT {rng.choice((10, 20))}"
+    )
+
+
+DEFAULT_DATABASE = "sales"
+"""The database a MySQL reader connects to: unqualified names resolve there."""
+
+
+def _default_database(rng: random.Random, d: Spelling) -> str:
+    """A statement naming tables of the connection's database (``sales``) without it."""
+    table = rng.choice([t for t in COLUMNS if t.startswith(f"{DEFAULT_DATABASE}.")])
+    alias = ALIASES[table]
+    plain = table.split(".", 1)[1]
+    where = _where(rng, d, alias, table)
+    if rng.random() < 0.5:
+        key = _group_key(rng, d, alias, table)
+        measure = _aggregate(rng, d, alias, table)
+        return (
+            f"SELECT {key} AS grp, count(*) AS n, {measure} AS m FROM {plain} AS {alias}{where} "
+            f"GROUP BY {key} ORDER BY grp{_limit(rng)}"
+        )
+    picked = rng.sample(COLUMNS[table], 2)
+    listed = ", ".join(f"{alias}.{c}" for c in COLUMNS[table] if c in picked)
+    return (
+        f"SELECT {listed} FROM {plain} AS {alias}{where} ORDER BY {alias}.{KEYS[table]}"
+        f"{_limit(rng, optional=False)}"
+    )
+
+
 _BOTH = (DUCKDB, POSTGRES)
 SHAPES: dict[str, tuple[Shape, int]] = {
     "project": (_project, 100),
@@ -1037,11 +1262,19 @@ SHAPES: dict[str, tuple[Shape, int]] = {
     "functions": (_functions, 80),
     "series": (_series, 30),
     "json": (_json, 40),
-    "filter": (_filter_clause, 30),
+    "filter": (_only((DUCKDB, POSTGRES, SQLITE), _filter_clause), 30),
     "distinct-on": (_only(_BOTH, _distinct_on), 30),
     "qualify": (_only((DUCKDB,), _qualify), 30),
     "lateral": (_only(_BOTH, _lateral), 40),
     "pivot": (_only((DUCKDB,), _pivot), 30),
     "grouping": (_only(_BOTH, _grouping), 30),
+    "conditional": (_only((MYSQL,), _conditional), 40),
+    "rollup": (_only((MYSQL,), _rollup), 30),
+    "group-concat": (_only((MYSQL,), _group_concat), 30),
+    "mysql-functions": (_only((MYSQL,), _mysql_functions), 50),
+    "backticks": (_only((MYSQL,), _backticks), 30),
+    "straight-join": (_only((MYSQL,), _straight_join), 20),
+    "regexp": (_only((MYSQL,), _regexp), 30),
+    "default-database": (_only((MYSQL,), _default_database), 30),
 }
 """Every shape and how many statements it draws (before duplicates are dropped)."""

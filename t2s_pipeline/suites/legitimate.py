@@ -2,10 +2,14 @@
 
 Per engine, the corpus is the hand-written statements in ``suites/legitimate/*.yaml`` (one
 file per theme, each a list of ``{id, sql}`` where ``sql`` is one string for every engine or
-a mapping ``{duckdb, postgres, sqlite}`` with null for "not applicable") followed by the
+a mapping ``{duckdb, postgres, sqlite, mysql}`` with null for "not applicable") followed by the
 generated ones of :mod:`t2s_pipeline.suites.compose`. Every statement reads only the
-allowlisted schemas (``sales``, ``finance``, ``inventory``; SQLite's ``main``), CTEs,
-constant table functions, and the views and macros of :data:`LEGITIMATE_OBJECTS`.
+allowlisted schemas (``sales``, ``finance``, ``inventory``; SQLite's ``main``; MySQL's
+databases of those names), CTEs, constant table functions (MariaDB's ``JSON_TABLE`` and its
+``seq_1_to_n`` sequence tables), and the views and macros of :data:`LEGITIMATE_OBJECTS`.
+MySQL statements run connected to the ``sales`` database, so the few that name a table
+without its database (ids ``dialect-mysql-default-database*``, ``gen-default-database-*``)
+read ``sales``.
 
 A statement's ``origin`` is ``generated`` or the stem of its file. Statements of origin
 ``search-path`` (PostgreSQL only) name tables without a schema: they run as a role whose
@@ -13,13 +17,16 @@ A statement's ``origin`` is ``generated`` or the stem of its file. Statements of
 
 Before running the corpus, the target database's owner runs ``LEGITIMATE_OBJECTS[engine]``
 in order (on PostgreSQL, grant the reader SELECT on the new views afterwards, e.g. with
-:func:`t2s_pipeline.demo.postgres.grant_reader`).
+:func:`t2s_pipeline.demo.postgres.grant_reader`; MySQL's reader has SELECT on the databases).
 
 >>> corpus = legitimate_corpus("sqlite")
 >>> len(corpus) >= 1000, corpus == legitimate_corpus("sqlite")
 (True, True)
 >>> [s.sql for s in corpus if s.id == "over-block-sqlite-json-each"]
 ["SELECT value FROM json_each('[1,2,3]')"]
+>>> mysql = legitimate_corpus("mysql")
+>>> len(mysql) >= 1000, [s.sql for s in mysql if s.id == "dialect-mysql-limit-offset-comma"]
+(True, ['SELECT order_id, order_date, status_cd FROM sales.orders ORDER BY order_id LIMIT 10, 5'])
 """
 
 from __future__ import annotations
@@ -35,7 +42,7 @@ import yaml
 from t2s_pipeline.demo.schema import ALLOWED_SCHEMAS, TABLES
 from t2s_pipeline.errors import CaseError
 from t2s_pipeline.suites.compose import generated_statements
-from t2s_pipeline.suites.spelling import DUCKDB, ENGINES, POSTGRES, SQLITE, Spelling
+from t2s_pipeline.suites.spelling import DUCKDB, ENGINES, MYSQL, POSTGRES, SQLITE, Spelling
 
 GENERATED = "generated"
 SEARCH_PATH = "search-path"
@@ -136,6 +143,7 @@ OBJECTS: dict[str, tuple[LegitObject, ...]] = {
     DUCKDB: _views(DUCKDB) + _DUCKDB_MACROS,
     POSTGRES: _views(POSTGRES),
     SQLITE: _views(SQLITE),
+    MYSQL: _views(MYSQL),
 }
 LEGITIMATE_OBJECTS: dict[str, tuple[str, ...]] = {
     engine: tuple(o.ddl for o in objects) for engine, objects in OBJECTS.items()
@@ -225,7 +233,7 @@ def _entry(where: str, entry: Any) -> tuple[str, dict[str, str | None]]:
     if isinstance(value, str) and value.strip():
         return entry_id, {engine: value.strip() for engine in ENGINES}
     if not isinstance(value, dict) or set(value) != set(ENGINES):
-        problem = f"sql of {entry_id!r} is neither one string nor {{duckdb, postgres, sqlite}}"
+        problem = f"sql of {entry_id!r} is neither one string nor {{{', '.join(ENGINES)}}}"
         raise CaseError(where, "sql", problem, "give every engine, null where n/a")
     statements: dict[str, str | None] = {}
     for engine in ENGINES:

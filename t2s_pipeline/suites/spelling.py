@@ -3,9 +3,13 @@
 The generator composes one statement shape for every engine; the parts no two engines agree
 on (table names in SQLite's single schema, date arithmetic, string aggregation, JSON) come
 from here, so each rendered statement is native SQL for its engine, not a transpilation.
+MySQL's spellings are MariaDB 10.11's (no ``->>``, no ``FILTER``, no table functions), which
+MySQL 8 reads too; a MySQL schema is a database, so tables keep their ``schema.table`` names.
 
 >>> Spelling("sqlite").table("sales.orders"), Spelling("duckdb").table("sales.orders")
 ('orders', 'sales.orders')
+>>> Spelling("mysql").month_text("o.order_date"), Spelling("mysql").concat("'['", "x", "']'")
+("DATE_FORMAT(o.order_date, '%Y-%m')", "concat('[', x, ']')")
 """
 
 from __future__ import annotations
@@ -17,7 +21,8 @@ from dataclasses import dataclass
 DUCKDB = "duckdb"
 POSTGRES = "postgres"
 SQLITE = "sqlite"
-ENGINES: tuple[str, ...] = (DUCKDB, POSTGRES, SQLITE)
+MYSQL = "mysql"
+ENGINES: tuple[str, ...] = (DUCKDB, POSTGRES, SQLITE, MYSQL)
 
 
 @dataclass(frozen=True)
@@ -43,10 +48,13 @@ class Spelling:
             DUCKDB: f"year({column})",
             POSTGRES: f"CAST(EXTRACT(YEAR FROM {column}) AS INTEGER)",
             SQLITE: f"CAST(strftime('%Y', {column}) AS INTEGER)",
+            MYSQL: f"YEAR({column})",
         }[self.engine]
 
     def month(self, column: str) -> str:
         """The month a date falls in, as a value to group on."""
+        if self.engine == MYSQL:
+            return f"DATE_FORMAT({column}, '%Y-%m-01')"
         return f"strftime('%Y-%m', {column})" if self.sqlite else f"date_trunc('month', {column})"
 
     def month_text(self, column: str) -> str:
@@ -55,6 +63,7 @@ class Spelling:
             DUCKDB: f"strftime({column}, '%Y-%m')",
             POSTGRES: f"to_char({column}, 'YYYY-MM')",
             SQLITE: f"strftime('%Y-%m', {column})",
+            MYSQL: f"DATE_FORMAT({column}, '%Y-%m')",
         }[self.engine]
 
     def days_between(self, start: str, end: str) -> str:
@@ -62,9 +71,12 @@ class Spelling:
             DUCKDB: f"date_diff('day', {start}, {end})",
             POSTGRES: f"({end} - {start})",
             SQLITE: f"CAST(julianday({end}) - julianday({start}) AS INTEGER)",
+            MYSQL: f"DATEDIFF({end}, {start})",
         }[self.engine]
 
     def plus_days(self, column: str, days: int) -> str:
+        if self.engine == MYSQL:  # date + 7 is a number there (20240108), not a date
+            return f"({column} + INTERVAL {days} DAY)"
         return f"date({column}, '{days:+d} day')" if self.sqlite else f"({column} + {days})"
 
     def plus_month(self, column: str) -> str:
@@ -72,10 +84,19 @@ class Spelling:
             DUCKDB: f"CAST({column} + INTERVAL 1 MONTH AS DATE)",
             POSTGRES: f"CAST({column} + INTERVAL '1 month' AS DATE)",
             SQLITE: f"date({column}, '+1 month')",
+            MYSQL: f"({column} + INTERVAL 1 MONTH)",
         }[self.engine]
 
     def text(self, expression: str) -> str:
-        return f"CAST({expression} AS {'VARCHAR' if self.engine == DUCKDB else 'TEXT'})"
+        kind = {DUCKDB: "VARCHAR", MYSQL: "CHAR"}.get(self.engine, "TEXT")
+        return f"CAST({expression} AS {kind})"
+
+    def integer(self, expression: str) -> str:
+        return f"CAST({expression} AS {'SIGNED' if self.engine == MYSQL else 'INTEGER'})"
+
+    def concat(self, *parts: str) -> str:
+        """Text joined end to end (``||`` is OR in MySQL's default SQL mode)."""
+        return f"concat({', '.join(parts)})" if self.engine == MYSQL else " || ".join(parts)
 
     def round2(self, expression: str) -> str:
         """Rounded to cents (PostgreSQL rounds to a scale only on NUMERIC)."""
@@ -94,12 +115,17 @@ class Spelling:
             DUCKDB: f"strpos({haystack}, {needle})",
             POSTGRES: f"strpos({haystack}, {needle})",
             SQLITE: f"instr({haystack}, {needle})",
+            MYSQL: f"LOCATE({needle}, {haystack})",
         }[self.engine]
 
     def string_agg(self, expression: str, separator: str) -> str:
         """Distinct values joined by ``separator`` (SQLite's DISTINCT takes one argument)."""
         if self.sqlite:
             return f"group_concat(DISTINCT {expression})"
+        if self.engine == MYSQL:
+            return (
+                f"GROUP_CONCAT(DISTINCT {expression} ORDER BY {expression} SEPARATOR '{separator}')"
+            )
         return f"string_agg(DISTINCT {expression}, '{separator}' ORDER BY {expression})"
 
     def json_object(self, pairs: list[tuple[str, str]]) -> str:
@@ -114,6 +140,7 @@ class Spelling:
             DUCKDB: f"json_extract_string({document}, '$.{key}')",
             POSTGRES: f"({document} ->> '{key}')",
             SQLITE: f"json_extract({document}, '$.{key}')",
+            MYSQL: f"JSON_UNQUOTE(JSON_EXTRACT({document}, '$.{key}'))",
         }[self.engine]
 
     def json_array_agg(self, expression: str) -> str:
@@ -122,10 +149,17 @@ class Spelling:
             return f"json_agg(DISTINCT {expression} ORDER BY {expression})"
         if self.engine == DUCKDB:  # json_group_array is a macro there: no DISTINCT
             return f"to_json(list(DISTINCT {expression} ORDER BY {expression}))"
+        if self.engine == MYSQL:
+            return f"JSON_ARRAYAGG(DISTINCT {expression} ORDER BY {expression})"
         return f"json_group_array(DISTINCT {expression})"
 
     def series(self, low: int, high: int, alias: str, column: str) -> str:
-        """A FROM item of the integers ``low..high``: a table function, or JSON in SQLite."""
+        """A FROM item of the integers ``low..high``: a table function, JSON in SQLite, a union
+        of constants in MySQL (which has no table function over constants the filter reads)."""
+        if self.engine == MYSQL:
+            first = f"SELECT {low} AS {column}"
+            rest = "".join(f" UNION ALL SELECT {n}" for n in range(low + 1, high + 1))
+            return f"({first}{rest}) AS {alias}"
         if self.sqlite:
             values = ",".join(str(n) for n in range(low, high + 1))
             return f"(SELECT value AS {column} FROM json_each('[{values}]')) AS {alias}"

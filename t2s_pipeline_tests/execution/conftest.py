@@ -14,11 +14,13 @@ from t2s_pipeline.execution.hostile_suite import Attack
 from t2s_pipeline.execution.hostile_targets import (
     EngineTarget,
     duckdb_target,
+    mysql_target,
     postgres_target,
     sqlite_target,
 )
 from t2s_pipeline.suites import HOSTILE_SUITE
 from t2s_pipeline_tests.conftest import postgres_unreachable_reason, superuser_url
+from t2s_pipeline_tests.mariadb import mariadb_unavailable_reason
 
 SUITE = HOSTILE_SUITE
 SUITE_TIMEOUT_S = 0.5
@@ -47,9 +49,14 @@ def hostile_attacks() -> tuple[Attack, ...]:
 
 @pytest.fixture(scope="session")
 def hostile_run(
-    hostile_attacks: tuple[Attack, ...], warehouse: Path, tmp_path_factory: pytest.TempPathFactory
+    hostile_attacks: tuple[Attack, ...],
+    warehouse: Path,
+    tmp_path_factory: pytest.TempPathFactory,
+    request: pytest.FixtureRequest,
 ) -> HostileRun:
-    """The suite on DuckDB, SQLite and (when reachable) PostgreSQL, engines side by side."""
+    """The suite on DuckDB, SQLite and (when reachable) PostgreSQL and MariaDB, engines side by
+    side. MariaDB is the session's private server (``mysql_admin_url``), asked for only when one
+    can start, so a machine without MariaDB skips its cells instead of every engine's."""
     workdir = tmp_path_factory.mktemp("hostile")
     targets: list[EngineTarget] = [
         duckdb_target(warehouse, workdir),
@@ -62,6 +69,11 @@ def hostile_run(
         targets.append(postgres_target(warehouse, superuser_url(), database))
     else:
         skipped["postgres"] = reason
+    reason = mariadb_unavailable_reason()
+    if reason is None:
+        targets.append(mysql_target(warehouse, request.getfixturevalue("mysql_admin_url")))
+    else:
+        skipped["mysql"] = reason
     logging.getLogger("t2s.guard").setLevel(logging.ERROR)  # thousands of expected refusals
     try:
         report = run_suite(hostile_attacks, targets, timeout_s=SUITE_TIMEOUT_S, parallel=True)

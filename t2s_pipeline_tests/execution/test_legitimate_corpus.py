@@ -4,7 +4,8 @@ Over-blocking is measured on this corpus (SPEC section 9): a refusal of any stat
 is a guard bug. That only holds if the corpus itself is sound, so these tests check it
 without the guard: every statement reads nothing outside sales, finance and inventory (read
 with sqlglot, independently of the engines' own parsers the filter uses), and every one runs,
-quickly, on the bare database of its engine.
+quickly, on the bare database of its engine. On MySQL (MariaDB, when one can start here) the
+corpus is also run through the guard under every layer setting: no statement may be refused.
 """
 
 from __future__ import annotations
@@ -26,8 +27,11 @@ from sqlglot import exp
 
 from t2s_pipeline.demo.postgres import drop_database, load_postgres, with_database
 from t2s_pipeline.demo.schema import ALLOWED_SCHEMAS, TABLES
+from t2s_pipeline.execution.hostile import OK, run_corpus
+from t2s_pipeline.execution.hostile_targets import EngineTarget, mysql_target
+from t2s_pipeline.execution.mysql_engine import MySQLTarget
 from t2s_pipeline.execution.sqlite_copy import build_sqlite_copy
-from t2s_pipeline.suites.compose import generated_statements
+from t2s_pipeline.suites.compose import DEFAULT_DATABASE, generated_statements
 from t2s_pipeline.suites.legitimate import (
     GENERATED,
     LEGITIMATE_OBJECTS,
@@ -37,8 +41,9 @@ from t2s_pipeline.suites.legitimate import (
     legitimate_corpus,
     legitimate_object_names,
 )
+from t2s_pipeline_tests.mariadb import mariadb_unavailable_reason
 
-ENGINES = ("duckdb", "postgres", "sqlite")
+ENGINES = ("duckdb", "postgres", "sqlite", "mysql")
 MINIMUM = 1000
 MINIMUM_HANDWRITTEN = 150
 SLOW_S = 1.0
@@ -60,9 +65,20 @@ TABLE_FUNCTIONS = frozenset(
         "jsonb_array_elements",
         "jsonb_array_elements_text",
         "regexp_split_to_table",
+        "json_table",
     }
 )
 """Set-returning functions over their arguments only; they read no relation."""
+MARIADB_SEQUENCE = re.compile(r"seq_\d+_to_\d+(_step_\d+)?")
+"""MariaDB's SEQUENCE engine tables (``seq_1_to_12``): generated numbers, in any database."""
+SQLGLOT_UNREADABLE = frozenset(
+    {"dialect-mysql-group-concat-limit", "over-block-values-list", "tf-values-standalone"}
+)
+"""MySQL statements sqlglot cannot parse (GROUP_CONCAT ... LIMIT, VALUES); checked by tokens."""
+OTHER_DATABASES = frozenset(
+    {t.schema for t in TABLES} - set(ALLOWED_SCHEMAS)
+    | {"mysql", "information_schema", "performance_schema", "sys"}
+)
 
 
 @pytest.mark.parametrize("engine", ENGINES)
@@ -113,6 +129,9 @@ def test_every_statement_reads_only_allowed_relations(engine: str) -> None:
         ("postgres", "SELECT (SELECT max(annual_salary) FROM hr.salaries) AS top", "joins"),
         ("sqlite", "SELECT * FROM hr_salaries", "joins"),
         ("sqlite", "SELECT * FROM sensitive.pii_customer_contacts", "joins"),
+        ("mysql", "SELECT * FROM hr.salaries", "joins"),
+        ("mysql", "SELECT count(*) FROM invoices", "joins"),
+        ("mysql", "SELECT * FROM mysql.user", "joins"),
     ],
 )
 def test_the_allowlist_check_flags_outside_reads(engine: str, sql: str, origin: str) -> None:
@@ -122,7 +141,7 @@ def test_the_allowlist_check_flags_outside_reads(engine: str, sql: str, origin: 
 
 def test_search_path_statements_are_postgres_only() -> None:
     """Unqualified names are resolved by the PostgreSQL role's search_path, nowhere else."""
-    for engine in ("duckdb", "sqlite"):
+    for engine in ("duckdb", "sqlite", "mysql"):
         assert not [s for s in legitimate_corpus(engine) if s.origin == SEARCH_PATH]
     assert [s for s in legitimate_corpus("postgres") if s.origin == SEARCH_PATH]
 
@@ -176,6 +195,51 @@ def test_postgres_statements_run_on_the_bare_database(postgres_corpus_database: 
     assert not failures, "\n".join(failures)
 
 
+def test_mysql_statements_run_on_the_bare_database(mysql_corpus_target: EngineTarget) -> None:
+    """Every MySQL statement runs on the loaded warehouse (views applied) as its administrator,
+    unguarded, connected to the ``sales`` database like the reader."""
+    conn = MySQLTarget.parse(mysql_corpus_target.unguarded).connect()
+    cursor = conn.cursor()
+    cursor.execute(f"SET SESSION max_statement_time = {TIMEOUT_S}")
+
+    def run(statement: LegitStatement) -> Any:
+        cursor.execute(statement.sql)
+        return cursor.fetchall()
+
+    try:
+        failures = _failures(legitimate_corpus("mysql"), run)
+    finally:
+        conn.close()
+    assert not failures, "\n".join(failures)
+
+
+MYSQL_KNOWN_OVER_BLOCKS: dict[str, str] = {
+    "dialect-mysql-group-concat-limit": "sqlglot 30 cannot parse MariaDB's GROUP_CONCAT(... LIMIT n)",
+    "over-block-values-list": "sqlglot 30 cannot parse a VALUES list as a MySQL CTE body",
+    "tf-values-standalone": "sqlglot 30 cannot parse a standalone MariaDB VALUES statement",
+}
+"""Statements the filter refuses because its first reading (sqlglot) fails on valid MariaDB
+syntax: it fails closed. Kept exact, so a new over-block and a fixed one both fail the test;
+docs/engines.md repeats them."""
+
+
+def test_mysql_corpus_is_never_refused(mysql_corpus_target: EngineTarget) -> None:
+    """The corpus through the guard with the filter alone, the database layer alone and both:
+    every statement is served and returns what the bare database returns (no over-block)
+    except the known ones, which only the filter refuses."""
+    corpus = legitimate_corpus("mysql")
+    report = run_corpus({"mysql": corpus}, [mysql_corpus_target])
+    assert len(report.cells) >= 3 * len(corpus)
+    failures = [
+        f"{c.layer} {c.attack}: {c.how} {c.detail}"
+        for c in report.cells
+        if c.verdict != OK and not (c.attack in MYSQL_KNOWN_OVER_BLOCKS and c.layer != "database")
+    ]
+    assert not failures, f"{len(failures)} over-blocks:\n" + "\n".join(failures)
+    blocked = {c.attack for c in report.cells if c.verdict != OK}
+    assert blocked == set(MYSQL_KNOWN_OVER_BLOCKS), "a known over-block is fixed: remove it"
+
+
 # --- fixtures ----------------------------------------------------------------------------
 
 
@@ -227,6 +291,20 @@ def postgres_corpus_database(warehouse: Path, pg_url: str) -> Iterator[str]:
         drop_database(pg_url, database)
 
 
+@pytest.fixture(scope="module")
+def mysql_corpus_target(warehouse: Path, request: pytest.FixtureRequest) -> Iterator[EngineTarget]:
+    """The test warehouse loaded into the session's private MariaDB server, the corpus's views
+    created by the administrator; skipped with the reason when no MariaDB can start here."""
+    reason = mariadb_unavailable_reason()
+    if reason is not None:
+        pytest.skip(reason)
+    target = mysql_target(warehouse, request.getfixturevalue("mysql_admin_url"))
+    try:
+        yield target
+    finally:
+        target.cleanup()
+
+
 # --- helpers -----------------------------------------------------------------------------
 
 
@@ -258,6 +336,8 @@ def _pg_connect(url: str, options: str) -> Any:
 def _outside(statement: LegitStatement) -> list[str]:
     """What ``statement`` reads that is not an allowed table, a CTE, a constant table function
     or one of the corpus's own views and macros."""
+    if statement.id in SQLGLOT_UNREADABLE:
+        return _outside_by_tokens(statement)
     trees = [t for t in sqlglot.parse(statement.sql, read=statement.engine) if t is not None]
     if len(trees) != 1:
         return [f"is {len(trees)} statements"]
@@ -278,6 +358,8 @@ def _outside(statement: LegitStatement) -> list[str]:
         elif schema:
             if f"{schema}.{name}" not in QUALIFIED_TABLES | objects:
                 problems.append(f"reads {schema}.{name}")
+        elif statement.engine == "mysql" and MARIADB_SEQUENCE.fullmatch(name):
+            continue
         elif name not in ctes | plain:
             problems.append(f"reads unqualified {name}")
     for call in tree.find_all(exp.Dot):
@@ -296,10 +378,39 @@ def _plain_names(statement: LegitStatement) -> frozenset[str]:
     if statement.origin == SEARCH_PATH:
         views = {name.split(".", 1)[1] for name in legitimate_object_names("postgres")}
         return PLAIN_TABLES | views
+    if statement.engine == "mysql":  # the reader's database
+        names = {t.qualified for t in TABLES} | legitimate_object_names("mysql")
+        return frozenset(
+            name.split(".", 1)[1] for name in names if name.startswith(f"{DEFAULT_DATABASE}.")
+        )
     return frozenset()
+
+
+def _outside_by_tokens(statement: LegitStatement) -> list[str]:
+    """What a statement sqlglot tokenizes but cannot parse reads outside the allowlist: a
+    dotted name in another database, or a name after FROM or JOIN that is neither qualified
+    with an allowed one, nor a plain name of the reader's database, nor a CTE of its own."""
+    tokens = [t.text for t in sqlglot.tokenize(statement.sql, read=statement.engine)]
+    problems = []
+    for before, dot, after in zip(tokens, tokens[1:], tokens[2:], strict=False):
+        if dot == "." and before.lower() in OTHER_DATABASES:
+            problems.append(f"reads {before}.{after}")
+    ctes = {
+        name for keyword, name in zip(tokens, tokens[1:], strict=False) if keyword.upper() == "WITH"
+    }
+    for keyword, name, follower in zip(tokens, tokens[1:], tokens[2:] + [""], strict=False):
+        if keyword.upper() not in ("FROM", "JOIN") or name == "(":
+            continue
+        if follower == "." and name.lower() in ALLOWED_SCHEMAS:
+            continue
+        if name not in ctes and name not in _plain_names(statement):
+            problems.append(f"reads unqualified {name}")
+    return problems
 
 
 def _function_name(function: exp.Func) -> str:
     if isinstance(function, exp.Anonymous):
         return str(function.this).lower()
+    if isinstance(function, exp.JSONTable):  # its sql_name() is j_s_o_n_table
+        return "json_table"
     return function.sql_name().lower()

@@ -83,7 +83,9 @@ def test_a_definer_view_reading_outside_is_named(mysql_admin_url: str, account: 
         "GRANT SELECT, SHOW VIEW ON `sales`.* TO 't2s_probe'@'%'",
     )
     try:
-        with pytest.raises(ExecutionError, match=r"sales\.t2s_probe_pay, which reads hr\.salaries"):
+        with pytest.raises(
+            ExecutionError, match=r"sales\.t2s_probe_pay, which is unsafe: table hr\.salaries"
+        ):
             open_executor(account, guard(contained=False))
         owner = reader_url(mysql_admin_url, "t2s", "t2s", "sales")
         for url in (owner, account):  # the filter alone, as the owner and as the account
@@ -123,13 +125,39 @@ def test_a_second_statement_never_runs(mysql_admin_url: str, mysql_reader_url: s
         assert executor.run("SELECT count(*) FROM sales.sites").rows[0][0] > 0
 
 
-def test_time_is_bounded_even_when_the_statement_lifts_the_limit(mysql_reader_url: str) -> None:
-    sql = "SET STATEMENT max_statement_time = 0 FOR SELECT sleep(30)"
+def test_a_statement_cannot_lift_the_time_limit(mysql_reader_url: str) -> None:
+    sql = "SET STATEMENT max_statement_time = 0 FOR SELECT count(*) FROM sales.orders"
+    with open_executor(mysql_reader_url, guard(DATABASE_ONLY, timeout_s=1.0)) as executor:
+        outcome = executor.run(sql)
+    assert outcome.refused and outcome.layer == DATABASE
+    assert "does not read the statement as a query" in str(outcome.reason)
+
+
+def test_time_is_bounded(mysql_reader_url: str) -> None:
+    sql = "SELECT count(*) FROM sales.orders a, sales.orders b, sales.order_lines c"
     with open_executor(mysql_reader_url, guard(DATABASE_ONLY, timeout_s=1.0)) as executor:
         outcome = executor.run(sql)
         after = executor.run("SELECT 1")
-    assert outcome.refused and outcome.timed_out and outcome.seconds < 5
+    assert outcome.refused and outcome.timed_out and outcome.seconds < 5, outcome
     assert after.rows == [(1,)]
+
+
+@pytest.mark.parametrize(
+    ("sql", "why"),
+    [
+        ("SELECT @@datadir", "system variable"),
+        ("SELECT get_lock('t2s', 0)", "get_lock"),
+        ("SELECT load_file('/etc/passwd')", "load_file"),
+        ("SELECT count(*) FROM information_schema.TABLES", "system database"),
+        ("SHOW GRANTS", "does not read the statement as a query"),
+    ],
+)
+def test_the_database_layer_reads_what_privileges_cannot_forbid(
+    mysql_reader_url: str, sql: str, why: str
+) -> None:
+    with open_executor(mysql_reader_url, guard(DATABASE_ONLY)) as executor:
+        outcome = executor.run(sql)
+    assert outcome.refused and outcome.layer == DATABASE and why in str(outcome.reason), outcome
 
 
 def test_a_result_the_server_cut_short_is_refused(mysql_reader_url: str) -> None:
