@@ -18,7 +18,7 @@ from pathlib import Path
 
 from t2s_pipeline.demo.generate import DEFAULT_PATH
 from t2s_pipeline.errors import ExecutionError
-from t2s_pipeline.execution.engine import DUCKDB, ENGINES, POSTGRES, SQLITE
+from t2s_pipeline.execution.engine import DUCKDB, ENGINES, MYSQL, POSTGRES, SQLITE
 from t2s_pipeline.execution.hostile import (
     LAYER_SETTINGS,
     NOT_APPLICABLE,
@@ -34,6 +34,7 @@ from t2s_pipeline.execution.hostile_targets import (
     EngineTarget,
     duckdb_target,
     guard_warehouse,
+    mysql_target,
     postgres_target,
     sqlite_target,
 )
@@ -68,6 +69,13 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         default=os.environ.get("T2S_PG_URL", DEFAULT_PG_URL),
         help="PostgreSQL superuser URL (default: $T2S_PG_URL or the local server)",
     )
+    parser.add_argument(
+        "--mysql-url",
+        default=os.environ.get("T2S_MYSQL_URL"),
+        help="MySQL/MariaDB administrator URL (default: $T2S_MYSQL_URL). The suite loads the "
+        "demo into databases sales, finance, inventory, hr and pii there, replacing them: "
+        "give a scratch server. Without one, --engine all skips MySQL and says so.",
+    )
     parser.add_argument("--db", type=Path, default=DEFAULT_PATH, help="the DuckDB warehouse")
     parser.add_argument("--suite", type=Path, default=HOSTILE_SUITE)
     parser.add_argument("--timeout-s", type=float, default=2.0)
@@ -85,6 +93,9 @@ def run(args: argparse.Namespace) -> int:
     """Build the scratch targets, run the suite, print the table; 1 on any failure."""
     attacks = load_suite(args.suite)
     engines = list(ENGINES) if args.engine == "all" else [args.engine]
+    if args.engine == "all" and MYSQL in engines and not args.mysql_url:
+        _say("mysql: skipped (give --mysql-url or $T2S_MYSQL_URL, a scratch server)")
+        engines.remove(MYSQL)
     with tempfile.TemporaryDirectory(prefix="t2s-hostile-") as workdir:
         if not args.db.is_file():  # no demo warehouse here: attack a generated scratch one
             print(f"no warehouse at {args.db}: generating a scratch one to attack", file=sys.stderr)
@@ -118,9 +129,14 @@ def render_corpus(report: SuiteReport) -> str:
     lines = ["", "legitimate corpus (engine, layer: served as the bare database, over-block)"]
     for engine, layer in keys:
         served, blocked = counts[(engine, layer, OK)], counts[(engine, layer, OVER_BLOCK)]
-        lines.append(f"  {engine:8} {layer:8}  served {served}, over-block {blocked}")
+        slow = counts[(engine, layer, NOT_APPLICABLE)]
+        beyond = f", slower than the bound on the bare database too {slow}" if slow else ""
+        lines.append(f"  {engine:8} {layer:8}  served {served}, over-block {blocked}{beyond}")
     for cell in report.failures:
         lines.append(f"  over-block: {cell.attack} on {cell.engine}/{cell.layer}: {cell.detail}")
+    for cell in report.cells:
+        if cell.verdict == NOT_APPLICABLE:
+            lines.append(f"  too slow: {cell.attack} on {cell.engine}/{cell.layer}: {cell.detail}")
     return "\n".join(lines)
 
 
@@ -134,6 +150,10 @@ def _targets(engines: Sequence[str], args: argparse.Namespace, workdir: Path) ->
             targets.append(sqlite_target(args.db, workdir))
         elif engine == POSTGRES:
             targets.append(_postgres(args))
+        elif engine == MYSQL:
+            if not args.mysql_url:
+                raise ExecutionError("--engine mysql needs --mysql-url (or $T2S_MYSQL_URL)")
+            targets.append(mysql_target(args.db, args.mysql_url))
     return targets
 
 

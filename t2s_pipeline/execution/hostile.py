@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import datetime as dt
 import logging
+import time
 from collections import Counter
 from collections.abc import Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
@@ -223,8 +224,10 @@ def run_corpus(
 
     A statement is ``ok`` when it is served and returns what the bare database returns (the
     owner's connection, no guard, same row bound); a refusal, a failure or other rows are an
-    ``over-block``. One executor per engine and layer setting serves the whole corpus, and the
-    target must be unchanged after it.
+    ``over-block``, except a timeout of a statement the bare database itself ran longer than
+    the time bound: that is the bound doing its job (``n/a``, detail "slower than the bound on
+    the bare database"). One executor per engine and layer setting serves the whole corpus,
+    and the target must be unchanged after it.
     """
     cells: list[Cell] = []
     for target in targets:
@@ -232,19 +235,40 @@ def run_corpus(
         if progress is not None:
             progress(f"{target.engine}: legitimate corpus on the bare database ({len(statements)})")
         bare = [_bare(target, s.sql, row_limit) for s in statements]  # before any layer opens it
+        slow = {
+            s.id: seconds for s, (_rows, seconds) in zip(statements, bare, strict=True)
+            if seconds > timeout_s
+        }  # fmt: skip
         for layer in LAYER_SETTINGS:
             if progress is not None:
                 progress(f"{target.engine}: legitimate corpus, {layer} layer ({len(statements)})")
-            cells += _corpus_cells(statements, bare, target, layer, timeout_s, row_limit)
+            rows = [r for r, _seconds in bare]
+            layer_cells = _corpus_cells(statements, rows, target, layer, timeout_s, row_limit)
+            cells += [_slow(c, slow.get(c.attack), timeout_s) for c in layer_cells]
     return SuiteReport(tuple(cells))
 
 
-def _bare(target: EngineTarget, sql: str, row_limit: int) -> list[tuple[Any, ...]] | str:
-    """The bare database's rows (one more than the bound), or its own failure as text."""
+def _slow(cell: Cell, bare_seconds: float | None, timeout_s: float) -> Cell:
+    if bare_seconds is None or cell.how != "timeout":
+        return cell
+    detail = (
+        f"slower than the bound on the bare database ({bare_seconds:.1f} s > {timeout_s:g} s): "
+        "the time bound, not an access layer"
+    )
+    return replace(cell, verdict=NOT_APPLICABLE, detail=detail)
+
+
+def _bare(
+    target: EngineTarget, sql: str, row_limit: int
+) -> tuple[list[tuple[Any, ...]] | str, float]:
+    """The bare database's rows (one more than the bound), or its own failure as text; and
+    how long it took."""
+    started = time.perf_counter()
     try:
-        return target.bare_rows(sql, row_limit + 1)
+        rows: list[tuple[Any, ...]] | str = target.bare_rows(sql, row_limit + 1)
     except Exception as error:  # the bare database's own failure: the statement is not legitimate
-        return f"the bare database fails it too: {error}"
+        rows = f"the bare database fails it too: {error}"
+    return rows, time.perf_counter() - started
 
 
 def _corpus_cells(
