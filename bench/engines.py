@@ -35,6 +35,7 @@ sys.path.insert(0, str(ROOT))
 
 from t2s_pipeline.cases import load_cases  # noqa: E402
 from t2s_pipeline.demo.mysql import load_mysql, transpile_sql, write_mysql_cases  # noqa: E402
+from t2s_pipeline.run.compare import compare  # noqa: E402
 from t2s_pipeline.run.runner import run_config_plainly  # noqa: E402
 from t2s_pipeline.run.summary import summarise_run  # noqa: E402
 from t2s_pipeline.store import ResultsStore  # noqa: E402
@@ -117,6 +118,8 @@ def _compare(admin_url: str, config: Path, work: Path) -> int:
     store = ResultsStore(results)
     _print_families(store, runs)
     _print_differences(store, runs)
+    print("\nt2s compare (duckdb -> mysql):")
+    print(compare(store, runs["duckdb"], runs["mysql"]).to_text(top=5))
     print(f"total {time.perf_counter() - started:.0f} s")
     return 0
 

@@ -22,7 +22,7 @@ from typing import Any
 import yaml
 
 from t2s_pipeline.errors import CaseError
-from t2s_pipeline.execution.registry import engine_names
+from t2s_pipeline.execution.registry import engine_named, engine_names
 
 DIFFICULTIES: tuple[str, ...] = (
     "simple_aggregate",
@@ -204,11 +204,12 @@ def load_domain(folder: Path | str) -> Domain:
             str(path), "engine", f"unknown engine {data['engine']!r}",
             f"use one of {list(engine_names())} (other engines install as plugins, docs/engines.md)",
         )  # fmt: skip
-    if str(data["dialect"]) != str(data["engine"]):
+    spoken = engine_named(str(data["engine"])).dialect
+    if str(data["dialect"]) != spoken:
         # The guard's filter must read a statement exactly as the database will run it.
         raise CaseError(
             str(path), "dialect", f"{data['dialect']!r} does not match engine {data['engine']!r}",
-            f"write 'dialect: {data['engine']}' (the filter must read SQL as the database does)",
+            f"write 'dialect: {spoken}' (the filter must read SQL as the database does)",
         )  # fmt: skip
     if data.get("as_of") is not None and not isinstance(data["as_of"], dt.date):
         try:
