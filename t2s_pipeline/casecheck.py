@@ -11,9 +11,9 @@ from pathlib import Path
 
 from t2s_pipeline.cases import Case, CaseProblem, CaseSet, Domain, expected_block, write_expected
 from t2s_pipeline.config import ScorerSettings
-from t2s_pipeline.demo.generate import read_snapshot_hash
 from t2s_pipeline.execution import Guard, QueryOutcome, open_executor
 from t2s_pipeline.execution.records import from_outcome
+from t2s_pipeline.execution.registry import engine_named
 from t2s_pipeline.progress import Note
 from t2s_pipeline.scoring.item import gold_drift
 from t2s_pipeline.sql.canonical import find_twins
@@ -128,10 +128,11 @@ def _gold_problem(case: Case, outcome: QueryOutcome) -> CaseProblem | None:
 
 
 def _snapshot_mismatch(domain: Domain) -> str | None:
-    if domain.snapshot is None or domain.engine != "duckdb" or "{db_id}" in domain.database:
+    read_hash = engine_named(domain.engine).snapshot_hash
+    if domain.snapshot is None or read_hash is None or "{db_id}" in domain.database:
         return None
     try:
-        live = read_snapshot_hash(Path(domain.database_for()))
+        live = read_hash(domain.database_for())
     except Exception as error:  # a foreign DuckDB file has no meta.snapshot table
         return f"cannot read the snapshot hash: {error}"
     if live != domain.snapshot:

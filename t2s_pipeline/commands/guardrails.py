@@ -17,8 +17,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from t2s_pipeline.demo.generate import DEFAULT_PATH
-from t2s_pipeline.errors import ExecutionError
-from t2s_pipeline.execution.engine import DUCKDB, ENGINES, MYSQL, POSTGRES, SQLITE
+from t2s_pipeline.execution.engine import ENGINES, MYSQL
 from t2s_pipeline.execution.hostile import (
     LAYER_SETTINGS,
     NOT_APPLICABLE,
@@ -32,11 +31,8 @@ from t2s_pipeline.execution.hostile import (
 )
 from t2s_pipeline.execution.hostile_targets import (
     EngineTarget,
-    duckdb_target,
     guard_warehouse,
-    mysql_target,
-    postgres_target,
-    sqlite_target,
+    target_for,
 )
 from t2s_pipeline.suites import HOSTILE_SUITE
 from t2s_pipeline.suites.legitimate import legitimate_corpus
@@ -144,26 +140,8 @@ def _targets(engines: Sequence[str], args: argparse.Namespace, workdir: Path) ->
     targets = []
     for engine in engines:
         _say(f"preparing {engine}")
-        if engine == DUCKDB:
-            targets.append(duckdb_target(args.db, workdir))
-        elif engine == SQLITE:
-            targets.append(sqlite_target(args.db, workdir))
-        elif engine == POSTGRES:
-            targets.append(_postgres(args))
-        elif engine == MYSQL:
-            if not args.mysql_url:
-                raise ExecutionError("--engine mysql needs --mysql-url (or $T2S_MYSQL_URL)")
-            targets.append(mysql_target(args.db, args.mysql_url))
+        targets.append(target_for(engine, args.db, workdir, args.pg_url, args.mysql_url))
     return targets
-
-
-def _postgres(args: argparse.Namespace) -> EngineTarget:
-    try:
-        return postgres_target(args.db, args.pg_url)
-    except ExecutionError as error:
-        raise ExecutionError(
-            f"{error}. Start PostgreSQL or pass --pg-url, or run --engine duckdb/sqlite"
-        ) from error
 
 
 def render_table(report: SuiteReport, engines: Sequence[str]) -> str:

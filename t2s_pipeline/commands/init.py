@@ -22,7 +22,8 @@ import sqlglot
 from sqlglot import exp
 
 from t2s_pipeline.errors import ConfigError
-from t2s_pipeline.execution.engine import DUCKDB, SQLITE, detect_engine
+from t2s_pipeline.execution.engine import SQLITE
+from t2s_pipeline.execution.registry import engine_for
 from t2s_pipeline.project import PROJECT_FILE
 
 _EXAMPLE_TABLES = """
@@ -68,13 +69,14 @@ def run(args: argparse.Namespace) -> int:
                 f"--database {args.database}: no such file. Fix: give an existing SQLite or "
                 "DuckDB file (a PostgreSQL domain is written by hand: see cases/*/domain.yaml)"
             )
-        engine = detect_engine(str(database))
-        if engine not in (SQLITE, DUCKDB):
-            raise ConfigError(f"--database {database}: not a SQLite or DuckDB file")
+        spec = engine_for(str(database))
+        engine = spec.name
+        if spec.served_over_network:
+            raise ConfigError(f"--database {database}: not a database file")
         database_line = str(database)
         schema, table = _first_table(database, engine)
         schemas = [schema]
-        example = _example_case_count(table if engine == SQLITE else f"{schema}.{table}", engine)
+        example = _example_case_count(table if spec.only_schema else f"{schema}.{table}", engine)
     files = {
         root
         / PROJECT_FILE: f"# A t2s_pipeline project (t2s init). Paths are relative to this folder.\ncases: cases/{domain}\n",

@@ -19,6 +19,7 @@ import numpy as np
 import pandas as pd
 
 from t2s_pipeline.demo.schema import AS_OF, META_SCHEMA, TABLES, TableDef, create_statements
+from t2s_pipeline.execution.schema_rows import duckdb_snapshot_hash
 
 SEED = 20250630
 START = np.datetime64("2023-01-01")
@@ -216,16 +217,7 @@ def build_warehouse(
 
 def read_snapshot_hash(path: Path) -> str:
     """The snapshot hash recorded in a built warehouse file."""
-    con = duckdb.connect(str(path), read_only=True)
-    try:
-        row = con.execute(
-            f"SELECT value FROM {META_SCHEMA}.snapshot WHERE key = 'snapshot_hash'"
-        ).fetchone()
-    finally:
-        con.close()
-    if row is None:
-        raise KeyError(f"{path} has no snapshot hash; rebuild it with `t2s demo build`")
-    return str(row[0])
+    return duckdb_snapshot_hash(str(path))
 
 
 def _write(

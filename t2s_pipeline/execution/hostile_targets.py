@@ -64,6 +64,29 @@ class EngineTarget:
     allowed_tables: tuple[str, ...] | None = None
 
 
+def target_for(
+    engine: str, warehouse: Path, workdir: Path, pg_url: str, mysql_url: str | None
+) -> EngineTarget:
+    """The scratch target of a built-in engine (a plugin builds its own EngineTarget); raises
+    ExecutionError naming the fix when its server cannot be reached."""
+    if engine == DUCKDB:
+        return duckdb_target(warehouse, workdir)
+    if engine == SQLITE:
+        return sqlite_target(warehouse, workdir)
+    if engine == POSTGRES:
+        try:
+            return postgres_target(warehouse, pg_url)
+        except ExecutionError as error:
+            raise ExecutionError(
+                f"{error}. Start PostgreSQL or pass --pg-url, or run --engine duckdb/sqlite"
+            ) from error
+    if engine == MYSQL:
+        if not mysql_url:
+            raise ExecutionError("--engine mysql needs --mysql-url (or $T2S_MYSQL_URL)")
+        return mysql_target(warehouse, mysql_url)
+    raise ExecutionError(f"no hostile target for engine {engine!r}: a plugin brings its own")
+
+
 def guard_warehouse(warehouse: Path, scratch: Path) -> Path:
     """The warehouse the hostile suite attacks: the demo warehouse when the project has one,
     else one generated once into ``scratch`` (the suite tests the executor, whose verdict does

@@ -75,19 +75,32 @@ class EngineSpec:
     only_schema: str | None = None
     """The one schema every table is in, when the engine has no others (SQLite: ``main``):
     tables are then named without it."""
+    snapshot_hash: Callable[[str], str] | None = None
+    """The pinned snapshot a target records (``domain.yaml``'s ``snapshot:`` is checked
+    against it and stored with each run); None: the engine has no snapshots."""
+    test_suites: bool = False
+    """Whether test-suite accuracy can build neighbour databases from the target (copies of a
+    DuckDB file)."""
+    title: str = ""
+    """The engine's name in messages ("PostgreSQL"); ``name`` when empty."""
+    bare_double_quotes: bool = False
+    """Whether a double-quoted name that is no column is read as a string (SQLite)."""
 
 
 BUILT_IN: tuple[EngineSpec, ...] = (
     EngineSpec(POSTGRES, POSTGRES, lambda t: detect_engine(t) == POSTGRES, PostgresBackend,
                schema_rows.open_postgres, schema_rows.information_schema_rows,
-               search_path=("public",), served_over_network=True, shown=postgres_masked),
+               search_path=("public",), served_over_network=True, shown=postgres_masked,
+               title="PostgreSQL"),
     EngineSpec(MYSQL, MYSQL, lambda t: detect_engine(t) == MYSQL, MySQLBackend,
                schema_rows.open_mysql, schema_rows.mysql_rows, search_path=(),
-               served_over_network=True, shown=mysql_masked),
+               served_over_network=True, shown=mysql_masked, title="MySQL"),
     EngineSpec(SQLITE, SQLITE, lambda t: detect_engine(t) == SQLITE, SQLiteBackend,
-               schema_rows.open_sqlite, schema_rows.sqlite_rows, only_schema="main"),
+               schema_rows.open_sqlite, schema_rows.sqlite_rows, only_schema="main",
+               bare_double_quotes=True, title="SQLite"),
     EngineSpec(DUCKDB, DUCKDB, lambda t: detect_engine(t) == DUCKDB, DuckDBBackend,
-               schema_rows.open_duckdb, schema_rows.information_schema_rows),
+               schema_rows.open_duckdb, schema_rows.information_schema_rows,
+               snapshot_hash=schema_rows.duckdb_snapshot_hash, test_suites=True, title="DuckDB"),
 )  # fmt: skip
 
 
@@ -138,6 +151,15 @@ def engine_named(name: str) -> EngineSpec:
             return spec
     known = [spec.name for spec in engines()]
     raise ExecutionError(f"unknown engine {name!r}; installed engines: {known}")
+
+
+def engine_speaking(dialect: str) -> EngineSpec | None:
+    """The first engine whose SQL is ``dialect``, or None.
+
+    >>> engine_speaking("sqlite").bare_double_quotes
+    True
+    """
+    return next((spec for spec in engines() if spec.dialect == dialect), None)
 
 
 def default_search_path(dialect: str) -> tuple[str, ...]:

@@ -14,6 +14,7 @@ from typing import Any
 import duckdb
 import psycopg2
 
+from t2s_pipeline.demo.schema import META_SCHEMA
 from t2s_pipeline.execution.mysql_engine import MySQLTarget
 
 Row = tuple[str, str, str, str]
@@ -83,6 +84,21 @@ def sqlite_rows(conn: Any) -> list[Row]:
         ).fetchall()
         rows.extend(("main", table, column, kind) for column, kind in columns)
     return rows
+
+
+def duckdb_snapshot_hash(target: str) -> str:
+    """The snapshot hash a DuckDB warehouse records (``meta.snapshot``, written by
+    ``t2s demo build``); KeyError when it has none."""
+    con = duckdb.connect(target, read_only=True)
+    try:
+        row = con.execute(
+            f"SELECT value FROM {META_SCHEMA}.snapshot WHERE key = 'snapshot_hash'"
+        ).fetchone()
+    finally:
+        con.close()
+    if row is None:
+        raise KeyError(f"{target} has no snapshot hash; rebuild it with `t2s demo build`")
+    return str(row[0])
 
 
 def _rows(conn: Any, query: str) -> list[Row]:

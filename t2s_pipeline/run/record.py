@@ -13,7 +13,7 @@ from pathlib import Path
 import pandas as pd
 
 from t2s_pipeline.cases import CaseSet
-from t2s_pipeline.demo.generate import read_snapshot_hash
+from t2s_pipeline.execution.registry import engine_named
 from t2s_pipeline.runs import RunSpec
 from t2s_pipeline.scoring.summary import (
     RunSummary,
@@ -42,9 +42,10 @@ def record_run_start(store: ResultsStore, spec: RunSpec, case_set: CaseSet) -> N
     """The ``runs`` row: config and hashes, warehouse snapshot, code version, start."""
 
     snapshot = None
-    if case_set.domain.engine == "duckdb" and "{db_id}" not in case_set.domain.database:
+    read_hash = engine_named(case_set.domain.engine).snapshot_hash
+    if read_hash is not None and "{db_id}" not in case_set.domain.database:
         with suppress(Exception):
-            snapshot = read_snapshot_hash(Path(case_set.domain.database_for()))
+            snapshot = read_hash(case_set.domain.database_for())
     row = {
         "run_id": spec.run_id,
         "config_name": spec.config.name,

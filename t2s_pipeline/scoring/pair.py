@@ -8,8 +8,9 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from t2s_pipeline.config import ScorerSettings
-from t2s_pipeline.execution import Guard, detect_engine, open_executor
+from t2s_pipeline.execution import Guard, open_executor
 from t2s_pipeline.execution.records import ExecutedResult, from_outcome
+from t2s_pipeline.execution.registry import engine_for, engine_named
 from t2s_pipeline.scoring.components import ComponentScores, score_components
 from t2s_pipeline.scoring.diagnosis import Diagnosis, diagnose
 from t2s_pipeline.scoring.item import (
@@ -78,8 +79,9 @@ def score_pair(
     """
 
     settings = settings or ScorerSettings()
-    engine = detect_engine(target)
-    dialect = dialect or {"postgres": "postgres", "sqlite": "sqlite"}.get(engine, "duckdb")
+    spec = engine_for(target)
+    engine = spec.name
+    dialect = dialect or spec.dialect
     schema = live_schema(target, engine, allowed_schemas)
     schemas = tuple(allowed_schemas) if allowed_schemas else _schema_names(schema, engine)
     guard = Guard(
@@ -137,4 +139,4 @@ def pair_diagnosis(
 
 
 def _schema_names(schema: Schema, engine: str) -> tuple[str, ...]:
-    return tuple(sorted(schema.tables)) or (("main",) if engine != "postgres" else ("public",))
+    return tuple(sorted(schema.tables)) or engine_named(engine).search_path or ("main",)

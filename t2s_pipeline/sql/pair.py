@@ -5,6 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from t2s_pipeline.errors import SqlAnalysisError
+from t2s_pipeline.execution.registry import engine_speaking
 from t2s_pipeline.sql.analysis import QueryAnalysis, analyse_tree
 from t2s_pipeline.sql.clean import CleaningRules, clean_candidate
 from t2s_pipeline.sql.parse import parse_one_query
@@ -38,7 +39,8 @@ def analyse_pair(
     >>> pair.candidate is not None and pair.candidate.has_limit
     False
     """
-    if dialect == "sqlite" and schema is not None:
+    speaker = engine_speaking(dialect)
+    if speaker is not None and speaker.bare_double_quotes and schema is not None:
         # SQLite reads "France" as a string when no column has that name; say so explicitly.
         columns = frozenset(
             column.lower()

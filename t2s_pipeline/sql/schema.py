@@ -131,24 +131,22 @@ def catalog_connection(target: str, engine: str) -> Iterator[Any]:
         else:
             fix = f"give a {engine} database file (`t2s demo build` makes one)"
         raise ExecutionError(
-            f"cannot open {spec.shown(target)}: {_reason(target, error)}. Fix: {fix}"
+            f"cannot open {spec.shown(target)}: {_reason(target, error, spec.title or engine)}. "
+            f"Fix: {fix}"
         ) from error
     with closing(conn):
         yield conn
 
 
-def _reason(target: str, error: BaseException) -> str:
-    """The driver's first line, unless it may echo the target (a URL with its password)."""
-    text = str(error).strip().splitlines()[0] if str(error).strip() else type(error).__name__
-    password = _password(target)
-    return text.replace(password, "***") if password else text
-
-
-def _password(target: str) -> str | None:
+def _reason(target: str, error: BaseException, title: str) -> str:
+    """The driver's first line, with the target's password masked; only "not a valid URL" for
+    a URL that cannot be parsed (a driver then echoes all of it, password included)."""
     try:
-        return urllib.parse.urlsplit(target).password
+        password = urllib.parse.urlsplit(target).password if "://" in target else None
     except ValueError:
-        return None
+        return f"not a valid {title} URL"
+    text = str(error).strip().splitlines()[0] if str(error).strip() else type(error).__name__
+    return text.replace(password, "***") if password else text
 
 
 def live_schema(target: str, engine: str, schemas: Sequence[str] | None = None) -> Schema:

@@ -32,9 +32,9 @@ from pathlib import Path
 
 from t2s_pipeline.cases import Case, CaseSet, Domain
 from t2s_pipeline.errors import ConfigError
-from t2s_pipeline.execution.engine import DUCKDB, detect_engine
 from t2s_pipeline.execution.guard import Guard
 from t2s_pipeline.execution.records import ExecutedResult, QueryJob, execute_jobs
+from t2s_pipeline.execution.registry import engine_for
 from t2s_pipeline.progress import Note, Progress
 from t2s_pipeline.results import ResultSet
 from t2s_pipeline.scoring.encoding import Crosswalk, encode
@@ -142,11 +142,12 @@ def _snapshot_target(domain: Domain) -> str:
             "per db_id. Fix: set test_suite.enabled: false in the configuration"
         )
     resolved = domain.database_for(None)
-    if detect_engine(resolved) != DUCKDB:
+    engine = engine_for(resolved)
+    if not engine.test_suites:
         raise ConfigError(
-            f"domain {domain.name}: test suites are built from a DuckDB snapshot; {resolved} is "
-            f"{detect_engine(resolved)}. Fix: evaluate on a DuckDB copy of the warehouse, or set "
-            "test_suite.enabled: false"
+            f"domain {domain.name}: test suites are built from a DuckDB snapshot; "
+            f"{engine.shown(resolved)} is {engine.name}. Fix: evaluate on a DuckDB copy of the "
+            "warehouse, or set test_suite.enabled: false"
         )
     return resolved
 
