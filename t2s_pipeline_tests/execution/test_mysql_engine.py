@@ -179,3 +179,27 @@ def test_nothing_of_a_session_outlives_its_statement(mysql_reader_url: str) -> N
     with open_executor(mysql_reader_url, guard(DATABASE_ONLY, contained=False)) as executor:
         executor.run("SELECT @leftover := 42")
         assert executor.run("SELECT @leftover").rows == [(None,)]
+
+
+@pytest.mark.parametrize("layers", [frozenset({FILTER, DATABASE}), FILTER_ONLY, DATABASE_ONLY])
+def test_run_all_gives_the_outcomes_of_run_in_order(
+    mysql_admin_url: str, mysql_reader_url: str, layers: frozenset[str]
+) -> None:
+    """Statements readied ahead (the server's readings on the second connection while the
+    first runs) give exactly what one-by-one runs give."""
+    url = reader_url(mysql_admin_url, "t2s", "t2s", "sales") if layers == FILTER_ONLY else None
+    target = url or mysql_reader_url
+    statements = [
+        "SELECT count(*) FROM sales.orders",
+        "SELECT * FROM hr.salaries",
+        "SELECT site_id FROM sales.sites ORDER BY site_id LIMIT 3",
+        "SELECT nonsense FROM sales.sites",
+        "SELECT @@datadir",
+        "SELECT max(amount) FROM finance.payments",
+    ]
+    with open_executor(target, guard(layers)) as executor:
+        one_by_one = [executor.run(sql) for sql in statements]
+        batch = list(executor.run_all(statements))
+    shape = [(o.refused, o.layer, o.rows, o.error is None) for o in one_by_one]
+    assert [(o.refused, o.layer, o.rows, o.error is None) for o in batch] == shape
+    assert shape[0][2] and shape[2][2] and shape[1][0]
