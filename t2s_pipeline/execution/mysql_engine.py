@@ -51,6 +51,7 @@ from t2s_pipeline.execution.mysql_account import read_catalogue, verify_reader
 from t2s_pipeline.execution.read_mysql import (
     check_server_effects,
     check_server_reading,
+    selected_columns,
     statement_aliases,
 )
 from t2s_pipeline.execution.reading import Refused
@@ -154,9 +155,8 @@ class MySQLBackend:
         text it will run must stay inside the allowlist. A NUL byte is refused."""
         if "\x00" in sql:
             raise DatabaseRefusal("the statement contains a NUL byte")
-        if self.hardened:
-            self._server_prepare(sql)
-        self._server_reading(sql)
+        columns = self._server_prepare(sql) if self.hardened else None
+        self._server_reading(sql, columns)
         return Prepared(sql)
 
     def release(self, prepared: Prepared) -> None:
@@ -241,7 +241,7 @@ class MySQLBackend:
         finally:
             conn.close()
 
-    def _server_prepare(self, sql: str) -> None:
+    def _server_prepare(self, sql: str) -> int:
         """Prepare the statement on the server (COM_STMT_PREPARE: parsed and resolved, not
         run) and refuse it unless the server reads one statement that returns columns and
         takes no parameters: ``SET``, ``DO``, ``CALL``, ``SELECT ... INTO`` and an empty
@@ -264,6 +264,7 @@ class MySQLBackend:
             )
         if parameters:
             raise DatabaseRefusal(f"the statement has {parameters} parameter marker(s)")
+        return int(columns)
 
     def _explaining(self) -> Any:
         """The second connection the server's readings use (statements run on the first)."""
@@ -271,7 +272,7 @@ class MySQLBackend:
             self._explainer = self._open(verify=False)
         return self._explainer
 
-    def _server_reading(self, sql: str) -> None:
+    def _server_reading(self, sql: str, columns: int | None = None) -> None:
         """Ask the server how it reads the statement (``EXPLAIN EXTENDED``: the text it will
         run, views expanded, every table qualified), inside a read-only transaction under the
         time limit (the optimizer may evaluate a constant function). The database layer
@@ -296,6 +297,13 @@ class MySQLBackend:
         for note in notes:
             if self.hardened:
                 _refuse_as(DATABASE, check_server_effects, note)
+                selected = selected_columns(note)
+                if columns is not None and selected is not None and selected != columns:
+                    raise DatabaseRefusal(
+                        f"the server's prepared statement returns {columns} column(s) but its "
+                        f"reading selects {selected}: a clause left out of the reading (such as "
+                        "PROCEDURE) changes the result"
+                    )
             if FILTER in self.guard.layers:
                 aliases = statement_aliases(sql)
                 _refuse_as(FILTER, check_server_reading, note, allowed, self._databases, aliases)

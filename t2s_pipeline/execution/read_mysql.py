@@ -258,6 +258,39 @@ def check_server_effects(text: str) -> None:
     _refuse_server_calls(tokens)
 
 
+_SELECT_LIST_ENDS = frozenset(
+    {TokenType.FROM, TokenType.UNION, TokenType.EXCEPT, TokenType.INTERSECT, TokenType.WHERE,
+     TokenType.GROUP_BY, TokenType.HAVING, TokenType.ORDER_BY, TokenType.LIMIT, TokenType.WINDOW}
+)  # fmt: skip
+
+
+def selected_columns(text: str) -> int | None:
+    """How many columns the outermost select list of the server's reading names (the first
+    ``select`` outside parentheses; ``*`` is already expanded there), or None when it has none.
+
+    >>> selected_columns("with c as (select 1 AS `a`) select `c`.`a` AS `a`,concat('x','y') "
+    ...                  "AS `b` from `c` union select 2 AS `2`,3")
+    2
+    """
+    tokens = _tokens(text)
+    depth, counting, commas = 0, False, 0
+    for token in tokens:
+        kind = token.token_type
+        if kind == TokenType.L_PAREN:
+            depth += 1
+        elif kind == TokenType.R_PAREN:
+            depth -= 1
+        elif depth == 0 and kind == TokenType.SELECT:
+            if counting:
+                break
+            counting = True
+        elif depth == 0 and counting and kind in _SELECT_LIST_ENDS:
+            break
+        elif depth == 0 and counting and kind == TokenType.COMMA:
+            commas += 1
+    return commas + 1 if counting else None
+
+
 def statement_aliases(sql: str) -> frozenset[str]:
     """CTE and derived-table names of a statement sqlglot reads (empty when it cannot)."""
     try:

@@ -50,15 +50,7 @@ def test_every_engine_has_attacks_and_controls(
     assert sum(a.expect == "allowed" for a in applicable) >= 8
 
 
-KNOWN_GAPS: dict[tuple[str, str], dict[str, str]] = {
-    ("mysql", "database"): {
-        "mysql-procedure-analyse": (
-            "MariaDB leaves the PROCEDURE clause out of its EXPLAIN reading, the only reading the "
-            "database layer has; it reports min, max and type of the query's own columns (data "
-            "the account may read). The filter refuses it, so the full stack does."
-        ),
-    },
-}
+KNOWN_GAPS: dict[tuple[str, str], dict[str, str]] = {}
 """Cells a layer alone does not stop, each with why; listed so a new failure and a fixed gap
 both fail the test (the list must stay exact). docs/engines.md repeats them."""
 

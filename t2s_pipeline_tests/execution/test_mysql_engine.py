@@ -150,6 +150,7 @@ def test_time_is_bounded(mysql_reader_url: str) -> None:
         ("SELECT load_file('/etc/passwd')", "load_file"),
         ("SELECT count(*) FROM information_schema.TABLES", "system database"),
         ("SHOW GRANTS", "does not read the statement as a query"),
+        ("SELECT * FROM sales.sites PROCEDURE ANALYSE()", "returns 10 column(s)"),
     ],
 )
 def test_the_database_layer_reads_what_privileges_cannot_forbid(
