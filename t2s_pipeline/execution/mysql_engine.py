@@ -364,8 +364,8 @@ class MySQLBackend:
         mariadb = "mariadb" in str(conn.get_server_info()).lower()
         settings = [f"sql_mode = '{SQL_MODE}'", "time_zone = '+00:00'"]
         if mariadb:
-            # max_recursive_iterations stays at its default: past a lower cap MariaDB ends a
-            # runaway recursion silently and returns a wrong answer; the timer ends it instead.
+            # max_recursive_iterations stays the server's (1000 on MariaDB 10.11): a recursion
+            # cut there returns a partial answer with warning 1931, which fetch refuses.
             settings += [f"max_statement_time = {seconds:.3f}"]
         else:
             settings += [f"max_execution_time = {int(seconds * 1000)}"]
