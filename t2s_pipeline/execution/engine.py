@@ -10,6 +10,7 @@ turns both into values; nothing else escapes.
 
 from __future__ import annotations
 
+import urllib.parse
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol
@@ -116,6 +117,26 @@ def _has_sqlite_header(path: Path) -> bool:
             return handle.read(len(_SQLITE_HEADER)) == _SQLITE_HEADER
     except OSError:
         return False
+
+
+def masked_url(url: str, scheme: str) -> str:
+    """``url`` with its password replaced by ``***``, for messages; an unparseable one is
+    shown as ``<scheme>://(a URL that cannot be parsed)`` (it may hold a password).
+
+    >>> masked_url("mysql://u:secret@localhost:3306/sales", "mysql")
+    'mysql://u:***@localhost:3306/sales'
+    >>> masked_url("postgresql://u:secret@[bad", "postgresql")
+    'postgresql://(a URL that cannot be parsed)'
+    """
+    try:
+        parts = urllib.parse.urlsplit(url)
+        password = parts.password
+    except ValueError:
+        return f"{scheme}://(a URL that cannot be parsed)"
+    if password is None:
+        return url
+    netloc = parts.netloc.replace(f":{password}@", ":***@", 1)
+    return urllib.parse.urlunsplit(parts._replace(netloc=netloc))
 
 
 def first_line(text: str) -> str:

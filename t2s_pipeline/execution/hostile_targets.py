@@ -285,11 +285,10 @@ def mysql_target(warehouse: Path, admin_url: str) -> EngineTarget:
 
     def reset() -> None:
         readers[:] = [load_mysql(warehouse, admin_url, HOSTILE_ROLE, HOSTILE_PASSWORD)]
-        _mysql_owner_run(owner_url, LEGITIMATE_OBJECTS.get(MYSQL, ()))
+        MySQLTarget.parse(owner_url).run(LEGITIMATE_OBJECTS.get(MYSQL, ()))
 
     def cleanup() -> None:
-        _mysql_owner_run(
-            owner_url,
+        MySQLTarget.parse(owner_url).run(
             [*(f"DROP DATABASE IF EXISTS `{d}`" for d in MYSQL_DATABASES),
              f"DROP USER IF EXISTS '{HOSTILE_ROLE}'@'%'"],
         )  # fmt: skip
@@ -305,7 +304,7 @@ def mysql_target(warehouse: Path, admin_url: str) -> EngineTarget:
         reset=reset,
         placeholders={"catalog": ALLOWED_SCHEMAS[0], "reader": f"'{HOSTILE_ROLE}'@'%'"},
         cleanup=cleanup,
-        owner_run=lambda statements: _mysql_owner_run(owner_url, statements),
+        owner_run=MySQLTarget.parse(owner_url).run,
         bare_rows=lambda text, cap: _mysql_rows(owner_url, text, cap),
     )
 
@@ -313,16 +312,6 @@ def mysql_target(warehouse: Path, admin_url: str) -> EngineTarget:
 def _admin_login(admin_url: str) -> tuple[str, str]:
     target = MySQLTarget.parse(admin_url)
     return target.user, target.password
-
-
-def _mysql_owner_run(owner_url: str, statements: Sequence[str]) -> None:
-    conn = MySQLTarget.parse(owner_url).connect()
-    try:
-        with conn.cursor() as cursor:
-            for statement in statements:
-                cursor.execute(statement)
-    finally:
-        conn.close()
 
 
 def _mysql_rows(owner_url: str, text: str, cap: int) -> list[tuple[Any, ...]]:

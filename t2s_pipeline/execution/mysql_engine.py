@@ -26,7 +26,7 @@ from __future__ import annotations
 import contextlib
 import struct
 import urllib.parse
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -44,6 +44,7 @@ from t2s_pipeline.execution.engine import (
     Prepared,
     QueryFailed,
     first_line,
+    masked_url,
 )
 from t2s_pipeline.execution.guard import DATABASE, FILTER, Guard
 from t2s_pipeline.execution.limits import fetch_capped
@@ -114,6 +115,16 @@ class MySQLTarget:
             password=urllib.parse.unquote(parts.password or ""),
             database=urllib.parse.unquote(parts.path.lstrip("/")) or None,
         )
+
+    def run(self, statements: Sequence[str]) -> None:
+        """Run ``statements`` in order as this URL's account (an owner's setup, unguarded)."""
+        conn = self.connect()
+        try:
+            with conn.cursor() as cursor:
+                for statement in statements:
+                    cursor.execute(statement)
+        finally:
+            conn.close()
 
     def connect(self, **options: Any) -> Any:
         """A PyMySQL connection: text protocol, no multi-statement capability, UTF-8."""
@@ -410,12 +421,4 @@ def mask_password(url: str) -> str:
     >>> mask_password("mysql://u:secret@localhost:3306/sales")
     'mysql://u:***@localhost:3306/sales'
     """
-    try:
-        parts = urllib.parse.urlsplit(url)
-        password = parts.password
-    except ValueError:
-        return "mysql://(a URL that cannot be parsed)"
-    if password is None:
-        return url
-    netloc = parts.netloc.replace(f":{password}@", ":***@", 1)
-    return urllib.parse.urlunsplit(parts._replace(netloc=netloc))
+    return masked_url(url, "mysql")

@@ -21,7 +21,6 @@ the timer and the session reset remain. Either way the filter gets the role's ca
 from __future__ import annotations
 
 import contextlib
-import urllib.parse
 from typing import Any
 
 import psycopg
@@ -35,6 +34,7 @@ from t2s_pipeline.execution.engine import (
     Prepared,
     QueryFailed,
     first_line,
+    masked_url,
 )
 from t2s_pipeline.execution.guard import DATABASE, Guard
 from t2s_pipeline.execution.limits import fetch_capped
@@ -231,12 +231,4 @@ def mask_password(url: str) -> str:
     >>> mask_password("postgresql://u:secret@localhost:5432/db")
     'postgresql://u:***@localhost:5432/db'
     """
-    try:
-        parts = urllib.parse.urlsplit(url)
-        password = parts.password
-    except ValueError:  # not even a URL: show nothing of it, it may hold a password
-        return _UNPARSEABLE
-    if password is None:
-        return url
-    netloc = parts.netloc.replace(f":{password}@", ":***@", 1)
-    return urllib.parse.urlunsplit(parts._replace(netloc=netloc))
+    return masked_url(url, "postgresql")

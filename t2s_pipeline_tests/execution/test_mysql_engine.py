@@ -23,13 +23,7 @@ def guard(layers: frozenset[str] = frozenset({FILTER, DATABASE}), **bounds: obje
 
 
 def admin_run(admin_url: str, *statements: str) -> None:
-    conn = MySQLTarget.parse(admin_url).connect()
-    try:
-        with conn.cursor() as cursor:
-            for statement in statements:
-                cursor.execute(statement)
-    finally:
-        conn.close()
+    MySQLTarget.parse(admin_url).run(statements)
 
 
 @pytest.fixture
