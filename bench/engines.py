@@ -118,6 +118,8 @@ def _compare(admin_url: str, config: Path, work: Path) -> int:
     store = ResultsStore(results)
     _print_families(store, runs)
     _print_differences(store, runs)
+    _print_component_differences(store, runs)
+    _print_output_differences(store, runs)
     print("\nt2s compare (duckdb -> mysql):")
     print(compare(store, runs["duckdb"], runs["mysql"]).to_text(top=5))
     print(f"total {time.perf_counter() - started:.0f} s")
@@ -179,7 +181,68 @@ def _print_differences(store: ResultsStore, runs: dict[str, str]) -> None:
     print(f"\nitems whose strict EX differs between the engines: {len(differ)}")
     for item in differ:
         print(f"  {item}: duckdb {exact['duckdb'].get(item)}, mysql {exact['mysql'].get(item)}")
+        for engine, run_id in runs.items():
+            _print_item(store, run_id, engine, item)
 
+
+def _print_component_differences(store: ResultsStore, runs: dict[str, str], top: int = 40) -> None:
+    """Items whose component sets differ between the engines, with the sets on each."""
+    frames = {
+        engine: store.read("component_scores", run_id).set_index("item_id")
+        for engine, run_id in runs.items()
+    }
+    duck, mysql = frames["duckdb"], frames["mysql"]
+    differ = []
+    for item in duck.index:
+        sides = [
+            json.loads(f.loc[item, name]) if isinstance(f.loc[item, name], str) else None
+            for f in (duck, mysql)
+            for name in ("gold_sets_json", "candidate_sets_json")
+        ]
+        for family in ("filters", "aggregations", "order_by"):
+            sets = [None if s is None else s.get(family) for s in sides]
+            score_d = duck.loc[item, f"{family}_recall"], duck.loc[item, f"{family}_precision"]
+            score_m = mysql.loc[item, f"{family}_recall"], mysql.loc[item, f"{family}_precision"]
+            if [str(x) for x in score_d] != [str(x) for x in score_m]:
+                differ.append((item, family, sets))
+    print(f"\nitem component scores that differ between the engines: {len(differ)}")
+    for item, family, sets in differ[:top]:
+        print(f"  {item} {family}:")
+        for label, value in zip(("duckdb gold", "duckdb cand", "mysql gold", "mysql cand"), sets, strict=True):
+            print(f"    {label}: {value}")
+
+
+def _print_output_differences(store: ResultsStore, runs: dict[str, str]) -> None:
+    """Items whose column or cell figures differ between the engines, with both results."""
+    metrics = ["columns_precision", "columns_recall", "cells_precision", "cells_recall"]
+    frames = {
+        engine: store.read("output_scores", run_id).set_index("item_id")[metrics]
+        for engine, run_id in runs.items()
+    }
+    duck, mysql = frames["duckdb"], frames["mysql"]
+    differ = [
+        item
+        for item in duck.index
+        if [f"{v:.6f}" for v in duck.loc[item]] != [f"{v:.6f}" for v in mysql.loc[item]]
+    ]
+    print(f"\nitem output figures that differ between the engines: {len(differ)}")
+    for item in differ:
+        print(f"  {item}: duckdb {duck.loc[item].round(3).tolist()}, "
+              f"mysql {mysql.loc[item].round(3).tolist()}")  # fmt: skip
+        for engine, run_id in runs.items():
+            _print_item(store, run_id, engine, item)
+
+
+def _print_item(store: ResultsStore, run_id: str, engine: str, item: str) -> None:
+    """The item's candidate SQL and both results' first rows on one engine."""
+    responses = store.read("sut_responses", run_id).set_index("item_id")
+    case_id = responses.loc[item, "case_id"]
+    gold = store.read("gold_results", run_id).set_index("key").loc[case_id]
+    candidate = store.read("candidate_results", run_id).set_index("key").loc[item]
+    print(f"    {engine} candidate: {' '.join(str(responses.loc[item, 'sql']).split())}")
+    for side, row in (("gold", gold), ("candidate", candidate)):
+        preview = json.loads(row["preview_json"]) if isinstance(row["preview_json"], str) else None
+        print(f"    {engine} {side} ({row['status']}, {row['n_rows']} rows): {str(preview)[:300]}")
 
 if __name__ == "__main__":
     sys.exit(main())

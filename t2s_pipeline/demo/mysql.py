@@ -36,6 +36,8 @@ from t2s_pipeline.demo.schema import ALLOWED_SCHEMAS, TABLES, TableDef
 from t2s_pipeline.errors import ExecutionError
 from t2s_pipeline.execution.engine import MYSQL
 from t2s_pipeline.execution.mysql_engine import MySQLTarget, mask_password
+from t2s_pipeline.sql.analysis import order_keys
+from t2s_pipeline.sql.meaning import filter_as_case, sort_keys
 
 CHUNK_ROWS = 5_000
 READER = "t2s_reader"
@@ -161,7 +163,8 @@ def write_mysql_cases(source: Path, out: Path, database: str) -> int:
 
 def transpile_sql(sql: str, read: str) -> str:
     """``sql`` written for MySQL by sqlglot (NULL ordering and date literals made explicit;
-    an aggregate's ``FILTER (WHERE c)``, which MySQL lacks, becomes ``CASE WHEN c``).
+    an aggregate's ``FILTER (WHERE c)``, which MySQL lacks, becomes ``CASE WHEN c``; the
+    ORDER BY and LIMIT of a query with ``QUALIFY`` kept on the outermost query).
 
     >>> transpile_sql("SELECT order_date FROM sales.orders WHERE order_date >= DATE '2025-01-01'",
     ...               "duckdb")
@@ -169,27 +172,47 @@ def transpile_sql(sql: str, read: str) -> str:
     >>> transpile_sql("SELECT COUNT(*) FILTER (WHERE a > 1), SUM(x) FILTER (WHERE b) FROM t",
     ...               "duckdb")
     'SELECT COUNT(CASE WHEN a > 1 THEN 1 END), SUM(CASE WHEN b THEN x END) FROM t'
+    >>> transpile_sql("SELECT a, SUM(x) AS s FROM t GROUP BY a "
+    ...               "QUALIFY RANK() OVER (ORDER BY SUM(x) DESC) <= 2 ORDER BY s DESC", "duckdb")
+    'SELECT a, s FROM (SELECT a, s FROM (SELECT a, SUM(x) AS s, RANK() OVER (ORDER BY SUM(x) DESC) AS _w FROM t GROUP BY a) AS _t WHERE _w <= 2) AS _q ORDER BY s DESC'
     """
     trees = [tree for tree in sqlglot.parse(sql, read=read) if tree is not None]
-    return ";\n".join(tree.transform(_filter_as_case).sql(MYSQL) for tree in trees)
+    return ";\n".join(
+        _order_outside_qualify(tree).transform(_filter_as_case).sql(MYSQL) for tree in trees
+    )
 
 
 def _filter_as_case(node: exp.Expr) -> exp.Expr:
-    """``agg(x) FILTER (WHERE c)`` as ``agg(CASE WHEN c THEN x END)`` (``COUNT(*)``: of 1)."""
-    if not isinstance(node, exp.Filter) or not isinstance(node.this, exp.AggFunc):
-        return node
-    aggregate = node.this.copy()
-    condition = node.expression.this if isinstance(node.expression, exp.Where) else None
-    if condition is None:
-        return node
-    argument = aggregate.this
-    distinct = isinstance(argument, exp.Distinct)
-    value = argument.expressions[0] if distinct else argument
-    if value is None or isinstance(value, exp.Star):
-        value = exp.Literal.number(1)
-    case = exp.Case(ifs=[exp.If(this=condition.copy(), true=value.copy())])
-    aggregate.set("this", exp.Distinct(expressions=[case]) if distinct else case)
-    return aggregate
+    if isinstance(node, exp.Filter) and isinstance(node.this, exp.AggFunc):
+        return filter_as_case(node) or node
+    return node
+
+
+def _order_outside_qualify(tree: exp.Expr) -> exp.Expr:
+    """sqlglot writes ``QUALIFY`` for MySQL as a derived table filtered outside and leaves
+    ORDER BY and LIMIT inside it, where MySQL does not keep the order: wrap the query so they
+    apply to the outermost result, by output name."""
+    if not isinstance(tree, exp.Select) or tree.args.get("qualify") is None:
+        return tree
+    order, limit = tree.args.get("order"), tree.args.get("limit")
+    keys = order_keys(tree)
+    names = [s.alias_or_name for s in tree.selects]
+    if order is None and limit is None or keys is None or len(set(names)) != len(names):
+        return tree
+    inner = tree.copy()
+    for part in ("order", "limit", "offset"):
+        inner.set(part, None)
+    outer = exp.select(*(exp.column(n) for n in names)).from_(inner.subquery("_q"))
+    if order is not None:
+        items = [
+            exp.Ordered(this=exp.column(names[k]), desc=o.args.get("desc"),
+                        nulls_first=o.args.get("nulls_first"))
+            for k, o in zip(keys, sort_keys(order), strict=True)
+        ]  # fmt: skip
+        outer.set("order", exp.Order(expressions=items))
+    for part in ("limit", "offset"):
+        outer.set(part, tree.args.get(part))
+    return outer
 
 
 def _copy_rows(source: Any, cursor: Any, definition: TableDef) -> None:

@@ -32,7 +32,7 @@ from typing import Any
 
 import pymysql
 import pymysql.cursors
-from pymysql.constants import COMMAND
+from pymysql.constants import COMMAND, FIELD_TYPE
 
 from t2s_pipeline.errors import ExecutionError
 from t2s_pipeline.execution.catalogue import Catalogue
@@ -209,6 +209,7 @@ class MySQLBackend:
             return Fetched(())
         columns = tuple(str(d[0]) for d in cursor.description)
         rows, truncated = fetch_capped(cursor.fetchmany, cursor.fetchall, cap)
+        rows = as_booleans(rows, cursor.description)
         if truncated:  # the rest is still streaming: drop the connection rather than read it
             if cursor._result is not None:  # and tell PyMySQL not to drain it later
                 cursor._result.unbuffered_active = False
@@ -422,3 +423,26 @@ def mask_password(url: str) -> str:
     'mysql://u:***@localhost:3306/sales'
     """
     return masked_url(url, "mysql")
+
+
+def as_booleans(rows: list[tuple[Any, ...]], description: Any) -> list[tuple[Any, ...]]:
+    """Values of ``BOOLEAN`` columns as booleans, as the other engines return them.
+
+    MySQL stores ``BOOLEAN`` as ``TINYINT(1)`` and sends 0 and 1; the other engines send
+    False and True, which the scorer (rightly) does not take for the numbers 0 and 1. A
+    ``TINYINT(1)`` value other than 0 or 1 is left as the number it is.
+
+    >>> as_booleans([(1, 7), (0, None)], [("a", 1, None, 1), ("b", 1, None, 4)])
+    [(True, 7), (False, None)]
+    """
+    flags = [i for i, d in enumerate(description) if d[1] == FIELD_TYPE.TINY and d[3] == 1]
+    if not flags:
+        return rows
+    converted = []
+    for row in rows:
+        values = list(row)
+        for i in flags:
+            if values[i] in (0, 1) and not isinstance(values[i], bool):
+                values[i] = bool(values[i])
+        converted.append(tuple(values))
+    return converted

@@ -24,6 +24,7 @@ from t2s_pipeline.run.record import code_fingerprint
 from t2s_pipeline.run.rows import write
 from t2s_pipeline.scoring.components import ComponentSets
 from t2s_pipeline.scoring.item import ItemAnalysis, sets_json
+from t2s_pipeline.scoring.ordering import OrderKeys
 from t2s_pipeline.scoring.summary import (
     COMPONENT_SETS,
 )
@@ -165,6 +166,8 @@ def _analyse(case: Case, candidate_sql: str | None, dialect: str, schema: Schema
         candidate_columns=None if candidate is None else candidate.output_columns,
         candidate_components=None if candidate is None else candidate.components,
         candidate_error=error,
+        gold_order_keys=gold.order_keys,
+        candidate_order_keys=None if candidate is None else candidate.order_keys,
     )
 
 
@@ -192,6 +195,8 @@ def analysis_json(analysis: ItemAnalysis) -> str:
             if analysis.candidate_components is None
             else sets_json(analysis.candidate_components),
             "candidate_error": analysis.candidate_error,
+            "gold_order_keys": _keys_json(analysis.gold_order_keys),
+            "candidate_order_keys": _keys_json(analysis.candidate_order_keys),
         }
     )
 
@@ -212,7 +217,18 @@ def analysis_from_json(item_id: str, case_id: str, text: str) -> ItemAnalysis:
         if d["candidate_components"] is None
         else _components(d["candidate_components"]),
         candidate_error=d["candidate_error"],
+        gold_order_keys=_keys(d.get("gold_order_keys")),
+        candidate_order_keys=_keys(d.get("candidate_order_keys")),
     )
+
+
+def _keys_json(keys: OrderKeys) -> list[int] | None:
+    return None if keys is None else list(keys)
+
+
+def _keys(stored: object) -> OrderKeys:
+    """Order keys as stored; analyses stored before they were kept read as unknown (None)."""
+    return None if not isinstance(stored, list) else tuple(int(k) for k in stored)
 
 
 def analyses_from_frame(data: pd.DataFrame) -> dict[str, ItemAnalysis]:

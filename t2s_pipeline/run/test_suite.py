@@ -16,12 +16,14 @@ from t2s_pipeline.run.ask import candidate_sql, outcomes_from_frames
 from t2s_pipeline.run.context import RunContext, StageResult
 from t2s_pipeline.run.execute import guard
 from t2s_pipeline.run.rows import family_metadata, write
+from t2s_pipeline.scoring.ordering import RowOrder
 from t2s_pipeline.testsuite.suite import (
     SuiteSettings,
     TestSuite,
     ensure_suite,
     first_difference,
     gold_is_ordered,
+    row_order,
 )
 
 PREVIEW_ROWS = 5
@@ -111,8 +113,10 @@ def test_suite_rows(run: RunContext, suite: TestSuite) -> list[dict[str, object]
             case = cases[str(r.case_id)]
             ordered = gold_is_ordered(case.gold_sql, run.case_set.domain.dialect,
                                       settings.ordered_compare)  # fmt: skip
+            order = row_order(case.gold_sql, candidate_sql(outcomes.get(str(r.item_id))),
+                              run.case_set.domain.dialect, settings.ordered_compare)  # fmt: skip
             row |= _verdict(str(r.item_id), str(r.case_id), case_suite.neighbours, gold,
-                            on_neighbours, ordered, settings.float_decimals)  # fmt: skip
+                            on_neighbours, ordered, settings.float_decimals, order)  # fmt: skip
         rows.append(row)
     return rows
 
@@ -143,11 +147,12 @@ def _verdict(
     on_neighbours: Mapping[str, Mapping[str, ExecutedResult]],
     ordered: bool,
     float_decimals: int,
+    order: RowOrder | None,
 ) -> dict[str, object]:
     """ex_ts for one EX-true item: the first neighbour where the results differ, if any."""
     found = first_difference(
         case_id, neighbours, gold, lambda name: on_neighbours.get(name, {}).get(item_id),
-        ordered, float_decimals,
+        ordered, float_decimals, order,
     )  # fmt: skip
     if found is None:
         return {"ex_ts": True, "neighbours": len(neighbours)}

@@ -36,9 +36,16 @@ class _OutOfBudget(Exception):
 
 
 def exact_match(
-    crosswalk: Crosswalk, *, ordered: bool = False, permutation_bound: int = 5040
+    crosswalk: Crosswalk,
+    *,
+    ordered: bool = False,
+    permutation_bound: int = 5040,
+    candidate_unordered: bool = False,
 ) -> ExactMatch:
     """Compare the crosswalk's two sides as result sets (SPEC 8).
+
+    ``candidate_unordered``: the candidate query sets no order, so when order counts it
+    matches only if its rows are all the same (``t2s_pipeline.scoring.ordering``).
 
     When the search stops after ``permutation_bound`` checks without finding an assignment
     of columns that makes the rows equal, the answer is False with the ceiling
@@ -52,8 +59,10 @@ def exact_match(
     if sorted(ref_sig) != sorted(cand_sig):
         return ExactMatch(False)
     options = [[r for r, sig in enumerate(ref_sig) if sig == s] for s in cand_sig]
+    # No assignment of columns can give rows an order their query never set.
+    luck = ordered and candidate_unordered and any(c.distinct > 1 for c in candidate.columns)
     try:
-        if _Search(crosswalk, options, ordered, permutation_bound).run():
+        if not luck and _Search(crosswalk, options, ordered, permutation_bound).run():
             return ExactMatch(True)
         unordered = ordered and _Search(crosswalk, options, False, permutation_bound).run()
         return ExactMatch(False, match_ignoring_order=unordered)

@@ -17,6 +17,7 @@ from t2s_pipeline.results import Column, ResultSet
 from t2s_pipeline.scoring.components import ComponentSets, score_components
 from t2s_pipeline.scoring.diagnosis import ItemEvidence, diagnose
 from t2s_pipeline.scoring.findings import component_findings, retrieval_findings
+from t2s_pipeline.scoring.ordering import OrderKeys, RowOrder
 from t2s_pipeline.scoring.output import OutputScore, OutputSettings, score_output
 from t2s_pipeline.scoring.summary import (
     COMPONENT_SETS,
@@ -38,6 +39,10 @@ class ItemAnalysis:
     candidate_columns: tuple[OutputColumn, ...] | None
     candidate_components: ComponentSets | None
     candidate_error: str | None
+    gold_order_keys: OrderKeys = None
+    candidate_order_keys: OrderKeys = None
+    """What each outermost ORDER BY sorts by (``t2s_pipeline.scoring.ordering``); None for
+    the candidate when it has no analysis."""
 
 
 def result_set(
@@ -79,6 +84,7 @@ def score_item_output(
         result_set(candidate, analysis.candidate_columns),
         output_settings(settings),
         reference_ordered=analysis.gold_ordered,
+        row_order=RowOrder(analysis.gold_order_keys, analysis.candidate_order_keys),
     )
 
 

@@ -20,6 +20,7 @@ from t2s_pipeline.scoring.columns import Pair, column_scores, pair_columns
 from t2s_pipeline.scoring.encoding import Crosswalk, encode
 from t2s_pipeline.scoring.exact import PERMUTATION_BOUND, ExactMatch, exact_match
 from t2s_pipeline.scoring.keys import choose_key
+from t2s_pipeline.scoring.ordering import RowOrder, arrange
 from t2s_pipeline.scoring.presentation import presentation_findings
 from t2s_pipeline.scoring.rows import match_rows
 
@@ -120,23 +121,36 @@ def score_output(
     settings: OutputSettings = OutputSettings(),  # noqa: B008 - frozen, so sharing is safe
     *,
     reference_ordered: bool = False,
+    row_order: RowOrder | None = None,
 ) -> OutputScore:
     """Score a candidate result against the reference (SPEC 6 and 8).
 
     ``None`` for a side means that query failed, was refused or timed out. When the reference
     is None every metric is None and exact match is False (the caller counts ``gold_failed``).
+    ``row_order``: both queries' ORDER BY keys; under ``auto`` order, the candidate is held
+    only to the order its query fixes (``t2s_pipeline.scoring.ordering``). Without it the
+    rows are compared as returned.
     """
     if reference is None:
         return OutputScore(False, None, None, None, None, candidate_rows=_rows(candidate))
-    ref = encode(reference, settings.float_decimals)
     if candidate is None:
         return _finish(_empty_sides(reference, None), ExactMatch(False), reference, None)
-    cand = encode(candidate, settings.float_decimals)
-    crosswalk = Crosswalk(ref, cand)
     ordered = settings.ordered_compare is True or (
         settings.ordered_compare == "auto" and reference_ordered
     )
-    exact = exact_match(crosswalk, ordered=ordered, permutation_bound=settings.permutation_bound)
+    order = row_order if ordered and settings.ordered_compare == "auto" else None
+    if order is not None:
+        reference, candidate = arrange(reference, candidate, order, settings.float_decimals)
+    unordered = order is not None and order.candidate_unordered
+    crosswalk = Crosswalk(
+        encode(reference, settings.float_decimals), encode(candidate, settings.float_decimals)
+    )
+    exact = exact_match(
+        crosswalk,
+        ordered=ordered,
+        permutation_bound=settings.permutation_bound,
+        candidate_unordered=unordered,
+    )
     if reference.n_rows == 0 or candidate.n_rows == 0:
         output = _empty_sides(reference, candidate)
     else:
@@ -148,6 +162,7 @@ def score_output(
         reference,
         candidate,
         ordered=ordered,
+        candidate_unordered=unordered,
         float_decimals=settings.float_decimals,
         permutation_bound=settings.permutation_bound,
     )

@@ -101,6 +101,8 @@ def score_pair(
         candidate_columns=None if pair.candidate is None else pair.candidate.output_columns,
         candidate_components=None if pair.candidate is None else pair.candidate.components,
         candidate_error=pair.candidate_error,
+        gold_order_keys=pair.gold.order_keys,
+        candidate_order_keys=None if pair.candidate is None else pair.candidate.order_keys,
     )
     output = score_item_output(analysis, gold, candidate, settings)
     return PairScore(

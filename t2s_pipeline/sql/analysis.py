@@ -14,6 +14,7 @@ from sqlglot.optimizer.scope import Scope
 from t2s_pipeline.scoring.components import ComponentSets
 from t2s_pipeline.sql.canonical import canonical_from_qualified
 from t2s_pipeline.sql.components import extract_components
+from t2s_pipeline.sql.meaning import sort_keys
 from t2s_pipeline.sql.parse import parse_one_query
 from t2s_pipeline.sql.qualify import qualify_query
 from t2s_pipeline.sql.render import render
@@ -45,6 +46,9 @@ class QueryAnalysis:
     canonical: str
     has_order_by: bool
     has_limit: bool
+    order_keys: tuple[int, ...] | None = ()
+    """The output columns (0-based) the outermost ORDER BY sorts by, in order; ``()`` when
+    the outermost query has no ORDER BY, None when it sorts by something not in the output."""
 
 
 def analyse_query(sql: str, dialect: str, schema: Schema | None) -> QueryAnalysis:
@@ -74,6 +78,7 @@ def analyse_tree(
     """
     sql = sql if sql is not None else render(tree, dialect)
     has_order_by = tree.args.get("order") is not None
+    keys = order_keys(tree)
     has_limit = tree.args.get("limit") is not None
     qualified = qualify_query(tree, dialect, schema, copy=copy)
     resolver = Resolver(qualified, dialect, schema)
@@ -90,7 +95,49 @@ def analyse_tree(
         canonical=canonical,
         has_order_by=has_order_by,
         has_limit=has_limit,
+        order_keys=keys,
     )
+
+
+def order_keys(tree: exp.Expr) -> tuple[int, ...] | None:
+    """The output positions the outermost ORDER BY sorts by (SPEC 8, ``auto`` order).
+
+    A key is an output column when it is a position (``ORDER BY 2``), an output alias or
+    name, or the same expression as a projection. ``()``: no ORDER BY; None: a key that is
+    not in the output (rows tied on the output may then come in any order, unseen).
+
+    >>> order_keys(parse_one_query("SELECT a, COUNT(*) AS n FROM t GROUP BY a "
+    ...                            "ORDER BY COUNT(*) DESC, 1", "duckdb"))
+    (1, 0)
+    >>> order_keys(parse_one_query("SELECT a FROM t ORDER BY b", "duckdb")) is None
+    True
+    """
+    order = tree.args.get("order")
+    if order is None:
+        return ()
+    selects = tree.selects if isinstance(tree, exp.Query) else []
+    if any(isinstance(s, exp.Star) or isinstance(s, exp.Column) and s.is_star for s in selects):
+        return None
+    positions: list[int] = []
+    for ordered in sort_keys(order):
+        position = _output_position(ordered.this, selects)
+        if position is None:
+            return None
+        positions.append(position)
+    return tuple(positions)
+
+
+def _output_position(key: exp.Expr, selects: list[exp.Expr]) -> int | None:
+    if isinstance(key, exp.Literal) and key.is_int:
+        position = int(key.this) - 1
+        return position if 0 <= position < len(selects) else None
+    if isinstance(key, exp.Column) and not key.table:
+        names = [s.alias_or_name for s in selects]
+        if names.count(key.name) == 1:
+            return names.index(key.name)
+    bare = [s.unalias() for s in selects]
+    matches = [i for i, projection in enumerate(bare) if projection == key]
+    return matches[0] if len(matches) == 1 else None
 
 
 def _output_columns(resolver: Resolver) -> tuple[OutputColumn, ...]:

@@ -14,7 +14,7 @@ from sqlglot import exp
 from sqlglot.optimizer.scope import Scope, walk_in_scope
 
 from t2s_pipeline.scoring.components import ComponentSets
-from t2s_pipeline.sql.meaning import conjuncts, normalise
+from t2s_pipeline.sql.meaning import conjuncts, normalise, sort_keys
 from t2s_pipeline.sql.names import table_key
 from t2s_pipeline.sql.render import render
 from t2s_pipeline.sql.resolve import Resolver
@@ -96,10 +96,13 @@ class _Extractor:
                     joins.add(pair)
                 else:
                     filters.update(self._elements(term, split=True))
-        having = select.args.get("having")
-        if having is not None:
-            for term in conjuncts(having.this):
-                filters.update(self._elements(term, split=True))
+        # HAVING and QUALIFY filter rows too (after grouping, after windows); an engine
+        # without QUALIFY spells it as a WHERE around a derived table.
+        for clause in ("having", "qualify"):
+            found = select.args.get(clause)
+            if found is not None:
+                for term in conjuncts(found.this):
+                    filters.update(self._elements(term, split=True))
 
     def _join_pair(self, term: exp.Expr, scope: Scope) -> str | None:
         """``a = b`` between columns of two different sources, operands sorted; else None."""
@@ -131,13 +134,20 @@ class _Extractor:
 
     def _aggregations(self, scope: Scope) -> Iterator[str]:
         for node in _aggregate_calls(scope.expression):
-            # A windowed aggregate is a different computation from the plain one.
-            parent = node.parent
-            yield self._element(parent if isinstance(parent, exp.Window) else node)
+            # A filtered or windowed aggregate is a different computation from the plain one.
+            whole: exp.Expr = node
+            for wrapper in (exp.Filter, exp.Window):
+                if isinstance(whole.parent, wrapper):
+                    whole = whole.parent
+            yield self._element(whole)
 
     def _order_by(self, root: Scope) -> Iterator[str]:
         order = root.expression.args.get("order")
-        for ordered in order.expressions if order is not None else []:
+
+        def same(a: exp.Expr, b: exp.Expr) -> bool:
+            return self._element(self._sort_key(a, root)) == self._element(self._sort_key(b, root))
+
+        for ordered in sort_keys(order, same):
             direction = "DESC" if ordered.args.get("desc") else "ASC"
             key = self._sort_key(ordered.this, root)
             text = f"{self._element(key)} {direction}"

@@ -11,6 +11,10 @@ and pushes ``NOT`` into comparisons), a few rewrites that hold under SQL's three
   applies that cast to the bare string anyway (``d >= DATE '2025-01-01'`` is
   ``d >= '2025-01-01'``);
 - ``COUNT(1)`` (any non-NULL constant) -> ``COUNT(*)``;
+- an ORDER BY item that only places NULLs (``CASE WHEN x IS NULL THEN 1 ELSE 0 END`` before
+  ``x``, as written for engines without NULLS FIRST/LAST) is dropped, as in ``sort_keys``;
+- ``AGG(x) FILTER (WHERE c)`` -> ``AGG(CASE WHEN c THEN x END)`` (how engines without FILTER
+  spell it; ``COUNT(*) FILTER (WHERE c)`` -> ``COUNT(CASE WHEN c THEN 1 END)``);
 - ``x NOT LIKE y`` -> ``NOT x LIKE y`` (sqlglot keeps the first as a flag of the LIKE).
 
 Then ``render`` writes commutative operands in one order.
@@ -20,6 +24,8 @@ from __future__ import annotations
 
 import contextlib
 import datetime as dt
+import operator
+from collections.abc import Callable
 from decimal import Decimal, InvalidOperation
 
 from sqlglot import exp
@@ -45,6 +51,8 @@ def meaning_text(node: exp.Expr, dialect: str) -> str:
     ('a IN (1, 2)', 'a <= 5 AND a >= 1')
     >>> read("d >= DATE '2025-01-01'"), read("COUNT(1)")
     ("d >= '2025-01-01'", 'COUNT(*)')
+    >>> read("COUNT(*) FILTER (WHERE s = 'x')"), read("SUM(a) FILTER (WHERE NOT b)")
+    ("COUNT(CASE WHEN s = 'x' THEN 1 END)", 'SUM(CASE WHEN NOT b THEN a END)')
     """
     return render(normalise(node, dialect), dialect)
 
@@ -91,6 +99,11 @@ def _rewrite(node: exp.Expr) -> exp.Expr:
         return _date_literal(node) or node
     if isinstance(node, exp.Literal) and not node.is_string:
         return _number(node)
+    if isinstance(node, exp.Order):
+        node.set("expressions", sort_keys(node))
+        return node
+    if isinstance(node, exp.Filter) and isinstance(node.this, exp.AggFunc):
+        return filter_as_case(node) or node
     if isinstance(node, exp.Count):
         argument = node.this
         if isinstance(argument, exp.Literal) or (
@@ -98,6 +111,25 @@ def _rewrite(node: exp.Expr) -> exp.Expr:
         ):
             return exp.Count(this=exp.Star())
     return node
+
+
+def filter_as_case(node: exp.Filter) -> exp.Expr | None:
+    """``AGG(x) FILTER (WHERE c)`` -> ``AGG(CASE WHEN c THEN x END)``: the aggregate skips the
+    NULLs the CASE gives the other rows, so it sees exactly the filtered rows' values
+    (``COUNT(*)`` counts the rows: ``COUNT(CASE WHEN c THEN 1 END)``)."""
+    aggregate, where = node.this, node.expression
+    if not isinstance(where, exp.Where) or len([a for a in aggregate.args.values() if a]) > 2:
+        return None
+    argument = aggregate.this
+    distinct = isinstance(argument, exp.Distinct) and len(argument.expressions) == 1
+    value = argument.expressions[0] if distinct else argument
+    if value is None or isinstance(value, exp.Star):
+        value = exp.Literal.number(1)
+    elif not isinstance(value, exp.Expr) or isinstance(argument, exp.Distinct) and not distinct:
+        return None
+    case = exp.Case(ifs=[exp.If(this=where.this, true=value)])
+    aggregate.set("this", exp.Distinct(expressions=[case]) if distinct else case)
+    return aggregate
 
 
 def _number(node: exp.Literal) -> exp.Expr:
@@ -172,3 +204,44 @@ def _date_literal(node: exp.Cast) -> exp.Expr | None:
     if target.this == exp.DataType.Type.DATE and (parsed.time() != dt.time() or len(text) > 10):
         return None
     return exp.Literal.string(text)
+
+
+def sort_keys(
+    order: exp.Expr | None, same: Callable[[exp.Expr, exp.Expr], bool] = operator.eq
+) -> list[exp.Ordered]:
+    """The ORDER BY items that sort, without those that only place NULLs.
+
+    Where an engine cannot say NULLS FIRST/LAST, the placement is spelled as a sort item of
+    its own just before the key (``CASE WHEN x IS NULL THEN 1 ELSE 0 END, x``, as sqlglot
+    writes it for MySQL, or ``x IS NULL, x``); that item is part of the key, not another one.
+    ``same`` tells whether two sort expressions are one (after qualification an output alias
+    and its expression are).
+
+    >>> import sqlglot
+    >>> tree = sqlglot.parse_one("SELECT a FROM t ORDER BY CASE WHEN a IS NULL THEN 1 ELSE 0 "
+    ...                          "END, a, b IS NULL, b DESC", read="mysql")
+    >>> [o.sql() for o in sort_keys(tree.args["order"])]
+    ['a', 'b DESC']
+    """
+    items = list(order.expressions) if order is not None else []
+    return [
+        item
+        for i, item in enumerate(items)
+        if not (
+            i + 1 < len(items)
+            and (placed := _null_placement(item.this)) is not None
+            and same(placed, items[i + 1].this)
+        )
+    ]
+
+
+def _null_placement(node: exp.Expr) -> exp.Expr | None:
+    """``x`` when ``node`` is ``x IS NULL`` or ``CASE WHEN x IS NULL THEN 1 ELSE 0 END``."""
+    ifs = node.args.get("ifs") or [] if isinstance(node, exp.Case) else []
+    if len(ifs) == 1 and all(
+        isinstance(v, exp.Literal) for v in (ifs[0].args.get("true"), node.args.get("default"))
+    ):
+        node = ifs[0].this
+    if isinstance(node, exp.Is) and isinstance(node.expression, exp.Null):
+        return node.this
+    return None

@@ -39,6 +39,8 @@ from t2s_pipeline.progress import Note, Progress
 from t2s_pipeline.results import ResultSet
 from t2s_pipeline.scoring.encoding import Crosswalk, encode
 from t2s_pipeline.scoring.exact import exact_match
+from t2s_pipeline.scoring.ordering import OrderKeys, RowOrder, arrange
+from t2s_pipeline.sql.analysis import order_keys
 from t2s_pipeline.sql.parse import parse_one_query
 from t2s_pipeline.sql.schema import domain_schema
 from t2s_pipeline.testsuite.boundaries import boundary_terms, top_k_cut
@@ -439,14 +441,41 @@ def gold_is_ordered(gold_sql: str, dialect: str, ordered_compare: str | bool) ->
         return False
 
 
+def row_order(
+    gold_sql: str, candidate_sql: str | None, dialect: str, ordered_compare: str | bool
+) -> RowOrder | None:
+    """Both queries' ORDER BY keys when order counts under ``auto`` (SPEC 8); None when the
+    rows are compared as returned (``ordered_compare: true``) or order does not count."""
+    if ordered_compare != "auto":
+        return None
+    return RowOrder(_order_keys(gold_sql, dialect), _order_keys(candidate_sql, dialect))
+
+
+def _order_keys(sql: str | None, dialect: str) -> OrderKeys:
+    if sql is None:
+        return None
+    try:
+        return order_keys(parse_one_query(sql, dialect))
+    except Exception:  # noqa: BLE001 - unparsable: its rows are compared as returned
+        return None
+
+
 def same_rows(
-    reference: ExecutedResult, candidate: ExecutedResult, ordered: bool, float_decimals: int
+    reference: ExecutedResult,
+    candidate: ExecutedResult,
+    ordered: bool,
+    float_decimals: int,
+    order: RowOrder | None = None,
 ) -> bool:
     """Exact match (SPEC 8) of two executed results, as EX compares them."""
     left = ResultSet.from_names(list(reference.columns), reference.rows)
     right = ResultSet.from_names(list(candidate.columns), candidate.rows)
+    held = order if ordered else None
+    if held is not None:
+        left, right = arrange(left, right, held, float_decimals)
     crosswalk = Crosswalk(encode(left, float_decimals), encode(right, float_decimals))
-    return exact_match(crosswalk, ordered=ordered).match
+    unordered = held is not None and held.candidate_unordered
+    return exact_match(crosswalk, ordered=ordered, candidate_unordered=unordered).match
 
 
 @dataclass(frozen=True)
@@ -465,6 +494,7 @@ def first_difference(
     candidate_on: Callable[[str], ExecutedResult | None],
     ordered: bool,
     float_decimals: int,
+    order: RowOrder | None = None,
 ) -> Difference | None:
     """The first neighbour on which the candidate (``candidate_on(name)``) and the stored gold
     differ, a failure of the candidate counting as a difference; None when they agree on every
@@ -473,7 +503,7 @@ def first_difference(
         reference, candidate = gold.get(f"{case_id}@{name}"), candidate_on(name)
         if reference is None or candidate is None:
             continue
-        if not candidate.ok or not same_rows(reference, candidate, ordered, float_decimals):
+        if not candidate.ok or not same_rows(reference, candidate, ordered, float_decimals, order):
             return Difference(name, reference, candidate)
     return None
 
@@ -494,6 +524,7 @@ def told_apart_by(
                                 refusal_log_level=logging.DEBUG)  # fmt: skip
         return result
 
+    order = row_order(case.gold_sql, sql, case_set.domain.dialect, settings.ordered_compare)
     found = first_difference(case_id, suite.cases[case_id].neighbours, suite.gold_results(),
-                             candidate_on, ordered, settings.float_decimals)  # fmt: skip
+                             candidate_on, ordered, settings.float_decimals, order)  # fmt: skip
     return None if found is None else found.neighbour
