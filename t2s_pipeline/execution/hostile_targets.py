@@ -31,7 +31,7 @@ from t2s_pipeline.demo.schema import ALLOWED_SCHEMAS, TABLES
 from t2s_pipeline.errors import ExecutionError
 from t2s_pipeline.execution.duckdb_snapshot import serving_snapshot
 from t2s_pipeline.execution.engine import DUCKDB, MYSQL, POSTGRES, SQLITE
-from t2s_pipeline.execution.mysql_engine import MySQLTarget
+from t2s_pipeline.execution.mysql_engine import MySQLTarget, as_booleans
 from t2s_pipeline.execution.sqlite_copy import build_sqlite_copy
 from t2s_pipeline.suites.legitimate import (
     LEGITIMATE_OBJECTS,
@@ -319,7 +319,8 @@ def _mysql_rows(owner_url: str, text: str, cap: int) -> list[tuple[Any, ...]]:
     try:
         with conn.cursor() as cursor:
             cursor.execute(text)
-            return [tuple(row) for row in cursor.fetchmany(cap)]
+            # as the backend returns them (BOOLEAN columns as booleans), to compare like for like
+            return as_booleans([tuple(row) for row in cursor.fetchmany(cap)], cursor.description)
     finally:
         conn.close()
 

@@ -23,6 +23,8 @@ from __future__ import annotations
 
 import sqlglot
 from sqlglot import exp
+from sqlglot.dialects.mysql import MySQL
+from sqlglot.parsers.mysql import MySQLParser
 from sqlglot.tokens import Token, TokenType
 
 from t2s_pipeline.execution.allowlists import allowed_functions
@@ -30,7 +32,39 @@ from t2s_pipeline.execution.catalogue import Catalogue
 from t2s_pipeline.execution.engine import MYSQL
 from t2s_pipeline.execution.reading import Refused
 
-_DIALECT = "mysql"
+
+class _MariaDB(MySQL):
+    """sqlglot's MySQL, reading three MariaDB query forms it refuses: ``VALUES`` as a query
+    (standalone or a CTE body; MariaDB 10.3) and ``GROUP_CONCAT(... LIMIT n)`` (10.3).
+    ``VALUES(col)`` as a function exists only inside ``INSERT ... ON DUPLICATE KEY UPDATE``,
+    which is refused anyway, so the word is read as the row constructor."""
+
+    class Parser(MySQLParser):
+        FUNC_TOKENS = MySQLParser.FUNC_TOKENS - {TokenType.VALUES}
+        FUNCTION_PARSERS = {k: v for k, v in MySQLParser.FUNCTION_PARSERS.items() if k != "VALUES"}
+        VALUES_FOLLOWED_BY_PAREN = True
+
+        def _parse_group_concat(self) -> exp.Expr | None:
+            node = super()._parse_group_concat()
+            if node is None or not self._match(TokenType.LIMIT):
+                return node
+            count = self._number()
+            offset = None
+            if self._match(TokenType.COMMA):
+                offset, count = count, self._number()
+            elif self._match(TokenType.OFFSET):
+                offset = self._number()
+            node.set("this", exp.Limit(this=node.this, expression=count, offset=offset))
+            return node
+
+        def _number(self) -> exp.Expr:
+            """A row count: MariaDB takes only an integer literal there."""
+            if not self._match(TokenType.NUMBER):
+                self.raise_error("expected a number after GROUP_CONCAT's LIMIT")
+            return exp.Literal.number(self._prev.text)
+
+
+_DIALECT = _MariaDB
 _OBEYED_COMMENTS = ("!", "M!", "+")
 """Comment openings (after ``/*``) the server executes or obeys."""
 _FORBIDDEN_NODES: tuple[type[exp.Expression], ...] = (
@@ -73,7 +107,7 @@ def read_mysql(sql: str, allowed: frozenset[str], catalogue: Catalogue | None) -
     if len(statements) != 1:
         raise Refused(f"expected exactly one statement, found {len(statements)}")
     root = statements[0]
-    if not isinstance(root, exp.Query):
+    if not isinstance(root, exp.Query | exp.Values):
         raise Refused(f"only read-only queries are allowed, not {_first_word(tokens)}")
     database = catalogue.search_path[0] if catalogue and catalogue.search_path else None
     for node in root.walk():
