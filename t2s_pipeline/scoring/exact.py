@@ -40,12 +40,12 @@ def exact_match(
     *,
     ordered: bool = False,
     permutation_bound: int = 5040,
-    candidate_unordered: bool = False,
+    order_undetermined: bool = False,
 ) -> ExactMatch:
     """Compare the crosswalk's two sides as result sets (SPEC 8).
 
-    ``candidate_unordered``: the candidate query sets no order, so when order counts it
-    matches only if its rows are all the same (``t2s_pipeline.scoring.ordering``).
+    ``order_undetermined``: the candidate's query leaves open an order the reference fixes
+    (``t2s_pipeline.scoring.ordering``), so when order counts it does not match.
 
     When the search stops after ``permutation_bound`` checks without finding an assignment
     of columns that makes the rows equal, the answer is False with the ceiling
@@ -60,7 +60,7 @@ def exact_match(
         return ExactMatch(False)
     options = [[r for r, sig in enumerate(ref_sig) if sig == s] for s in cand_sig]
     # No assignment of columns can give rows an order their query never set.
-    luck = ordered and candidate_unordered and any(c.distinct > 1 for c in candidate.columns)
+    luck = ordered and order_undetermined
     try:
         if not luck and _Search(crosswalk, options, ordered, permutation_bound).run():
             return ExactMatch(True)

@@ -9,7 +9,7 @@ and an extra element over the same columns are reported as one changed element.
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from functools import lru_cache
 
@@ -59,9 +59,12 @@ def component_findings(
     found = _table_findings(gold, candidate)
     for name, category, noun in _SETS:
         missing, extra = _difference(gold.get(name, ()), candidate.get(name, ()))
+        if name == "filters":
+            found += _rank_cuts(missing, extra, shown, _is_rank_cut)
         if name == "aggregations":
             found += _conditional_aggregates(missing, extra, shown)
             found += _rank_cuts(missing, extra, shown)
+            found += _missing_conditions(missing, gold, candidate, shown)
         found += (Finding(category, text) for text in _texts(noun, missing, extra, shown))
     found += _total_or_rows(gold, candidate)
     if not any(f.category == "wrong_metric" for f in found):
@@ -195,13 +198,70 @@ def _conditional_aggregates(
     return found
 
 
+def _missing_conditions(
+    missing: list[str], gold: Sets, candidate: Sets, shown: Mapping[str, str]
+) -> list[Finding]:
+    """A reference aggregate that takes only the rows meeting a condition (``SUM(CASE WHEN
+    c THEN x END)``, ``COUNT(*) FILTER (WHERE o.id IS NULL)``, an anti-join's test), where the
+    candidate tests ``c`` nowhere, in a filter or in an aggregate: the rows selected differ,
+    whatever the measure. The aggregate stays missing (its own finding follows). Not when the
+    reference also takes the same aggregate over every row: then the condition defines a
+    share (``COUNT(*) FILTER (WHERE returned) / COUNT(*)``), a measure.
+
+    >>> cand = {"filters": ["p.amount < 0"], "aggregations": ["SUM(-p.amount)"]}
+    >>> missing = ["SUM(CASE WHEN p.q = 2 THEN p.amount END)"]
+    >>> gold = {"aggregations": missing}
+    >>> [(f.category, f.text) for f in _missing_conditions(missing, gold, cand, {})]
+    [('wrong_filter', 'missing condition p.q = 2 (the reference aggregates only those rows in SUM(CASE WHEN p.q = 2 THEN p.amount END))')]
+    """
+    tested = {_conjunct_text(t) for f in candidate.get("filters", ()) for t in _conjuncts(f)}
+    for element in candidate.get("aggregations", ()):
+        condition = _condition_of(element)[1]
+        if condition is not None:
+            tested |= {_conjunct_text(t) for t in _conjuncts(condition)}
+    whole = {_condition_of(e)[0] for e in gold.get("aggregations", ()) if not _condition_of(e)[1]}
+    found = []
+    for element in missing:
+        base, condition = _condition_of(element)
+        if condition is None or base in whole:
+            continue
+        absent = [t for t in _conjuncts(condition) if _conjunct_text(t) not in tested]
+        if absent:
+            text = (
+                f"missing condition {' AND '.join(absent)} (the reference aggregates only "
+                f"those rows in {_show(element, shown)})"
+            )
+            found.append(Finding("wrong_filter", text))
+    return found
+
+
+def _conjuncts(condition: str) -> list[str]:
+    tree = _tree(condition)
+    if tree is None:
+        return [condition]
+    terms = tree.flatten() if isinstance(tree, exp.And) else [tree]
+    return [t.sql() for t in terms]
+
+
+def _conjunct_text(term: str) -> str:
+    tree = _tree(term)
+    return term if tree is None else tree.sql()
+
+
 _RANKS = (exp.Rank, exp.DenseRank, exp.RowNumber)
 
 
-def _rank_cuts(missing: list[str], extra: list[str], shown: Mapping[str, str]) -> list[Finding]:
+def _rank_cuts(
+    missing: list[str],
+    extra: list[str],
+    shown: Mapping[str, str],
+    is_cut: Callable[[str], bool] | None = None,
+) -> list[Finding]:
     """A ranking window (``RANK() OVER (ORDER BY ...)``) serves a top-k cut, so one on a side
-    only is a grain difference (a cut with or without ties), not another measure. The ranks
-    found are taken out of ``missing`` and ``extra``.
+    only is a grain difference (a cut with or without ties), not another measure; so is the
+    condition that cuts on it (``QUALIFY RANK() OVER (...) <= 3``, or MySQL's ``WHERE _w <=
+    3`` around a derived table), not another filter. The elements found are taken out of
+    ``missing`` and ``extra``.
 
     >>> missing, extra = ["RANK() OVER (ORDER BY COUNT(*) DESC)"], []
     >>> [(f.category, f.text) for f in _rank_cuts(missing, extra, {})]
@@ -209,7 +269,7 @@ def _rank_cuts(missing: list[str], extra: list[str], shown: Mapping[str, str]) -
     """
     found = []
     for side, elements in (("missing", missing), ("extra", extra)):
-        for element in [e for e in elements if _is_rank(e)]:
+        for element in [e for e in elements if (is_cut or _is_rank)(e)]:
             elements.remove(element)
             found.append(Finding("wrong_grain", f"{side} top-k cut by {_show(element, shown)}"))
     return found
@@ -218,6 +278,15 @@ def _rank_cuts(missing: list[str], extra: list[str], shown: Mapping[str, str]) -
 def _is_rank(element: str) -> bool:
     tree = _tree(element)
     return isinstance(tree, exp.Window) and isinstance(tree.this, _RANKS)
+
+
+def _is_rank_cut(element: str) -> bool:
+    """A comparison of a ranking window with a constant (``RANK() OVER (...) <= 3``)."""
+    tree = _tree(element)
+    if not isinstance(tree, (exp.LT, exp.LTE, exp.EQ, exp.GT, exp.GTE, exp.Between)):
+        return False
+    sides = [tree.this, tree.expression] if not isinstance(tree, exp.Between) else [tree.this]
+    return any(isinstance(side, exp.Window) and isinstance(side.this, _RANKS) for side in sides)
 
 
 def _condition_of(element: str) -> tuple[str, str | None]:

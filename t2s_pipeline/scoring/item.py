@@ -222,7 +222,7 @@ def evidence(
         candidate_failed=candidate_failed,
         retrieval_recall=num(retrieval.get("recall")),
         tables_differ=supported("wrong_table", differs("tables")),
-        filters_differ=differs("filters"),
+        filters_differ=supported("wrong_filter", differs("filters")),
         group_by_differ=differs("group_by"),
         metric_differ=supported("wrong_metric", differs("aggregations") or differs("select")),
         cells_precision=num(output.get("cells_precision")),

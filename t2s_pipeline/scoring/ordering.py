@@ -1,23 +1,26 @@
 """What row order an exact match may hold a candidate to (SPEC 8, ``ordered_compare: auto``).
 
-When the reference sorts its outermost result, its rows are a sequence. A candidate can only
-be held to the part of that sequence its own query fixes:
+When the reference sorts its outermost result, its rows are a sequence. The order of the
+candidate's rows is fixed only as far as its own query fixes it; beyond that it is luck (a
+hash aggregate, a parallel scan, MariaDB's sorted GROUP BY), and a verdict that depends on luck
+differs between engines and between runs. So the comparison reads both queries' ORDER BY keys
+(when they are output columns) and decides the same way whatever order the rows came in:
 
-- a candidate with no outermost ORDER BY returns its rows in no order: the engine's order is
-  luck (a hash aggregate, a parallel scan, MariaDB's sorted GROUP BY), so such a candidate
-  matches an ordered reference only when there is nothing to order (at most one distinct
-  row). Without this, the same answer passes on one engine and fails on another.
-- rows tied on either side's ORDER BY keys (when the keys are output columns) may come in
-  either order: ``ORDER BY n DESC`` cannot promise which of two rows with the same ``n``
-  comes first, so neither side is held to the other's order among them.
+- rows **tied on the reference's keys** may come in either order on both sides (the
+  reference's own order among them is luck too);
+- rows **tied on the candidate's keys** (all of them, when it has no ORDER BY) may come in
+  either order only where the reference does not order them either: where it does, the
+  candidate leaves open an order the question fixes, and it does not match (its data may
+  still be right: the diagnosis then says "rows in another order"). Rows that are all the
+  same need no order.
 
-``arrange`` puts both sides' tied rows in one canonical order, so the sequence comparison that
-follows sees only the order the queries fix.
+Keys that are not output columns cannot be read off the rows: that side's rows are then
+taken in the order they came.
 """
 
 from __future__ import annotations
 
-from collections.abc import Hashable, Sequence
+from collections.abc import Hashable
 from dataclasses import dataclass
 
 from t2s_pipeline.results import ResultSet, normalize_column
@@ -34,46 +37,63 @@ class RowOrder:
     reference: OrderKeys = None
     candidate: OrderKeys = None
 
-    @property
-    def candidate_unordered(self) -> bool:
-        """The candidate query sets no order at all."""
-        return self.candidate == ()
+
+
+@dataclass(frozen=True)
+class Arranged:
+    """Both sides with tied rows in one canonical order, and whether the candidate leaves
+    open an order the reference fixes."""
+
+    reference: ResultSet
+    candidate: ResultSet
+    undetermined: bool = False
 
 
 def arrange(
     reference: ResultSet, candidate: ResultSet, order: RowOrder, float_decimals: int = 6
-) -> tuple[ResultSet, ResultSet]:
-    """Both sides with the rows inside each tie group in one canonical order.
-
-    A tie group is a run of positions over which neither side's key values change. Inside a
-    group rows are sorted by a key that does not depend on column order (the row's sorted
-    values), so equal rows line up whatever column assignment exact match finds.
+) -> Arranged:
+    """Sort the rows inside each of the reference's tie groups the same way on both sides
+    (by a key that does not depend on column order, so equal rows line up whatever column
+    assignment exact match finds); ``undetermined`` when a run of rows tied on the candidate's
+    keys spans rows the reference orders.
 
     >>> ref = ResultSet.from_names(["c", "n"], [["FR", 91], ["NL", 91], ["IT", 85]])
     >>> cand = ResultSet.from_names(["c", "n"], [["NL", 91], ["FR", 91], ["IT", 85]])
-    >>> arranged = arrange(ref, cand, RowOrder(reference=(1, 0), candidate=(1,)))
-    >>> [r[0] for r in arranged[0].rows], [r[0] for r in arranged[1].rows]
-    (['FR', 'NL', 'IT'], ['FR', 'NL', 'IT'])
+    >>> arrange(ref, cand, RowOrder(reference=(1,), candidate=(1,))).candidate.rows
+    [('FR', 91), ('NL', 91), ('IT', 85)]
+    >>> arrange(ref, cand, RowOrder(reference=(1, 0), candidate=(1,))).undetermined
+    True
     """
     n = reference.n_rows
-    if n != candidate.n_rows or n < 2 or not order.candidate:
-        return reference, candidate
-    starts = _starts(candidate, order.candidate, float_decimals)
-    if order.reference:
-        fixed = _starts(reference, order.reference, float_decimals)
-        starts = [a and b for a, b in zip(starts, fixed, strict=True)]
-    if all(starts[1:]):
-        return reference, candidate
-    return (
-        _sorted_in_groups(reference, starts, float_decimals),
-        _sorted_in_groups(candidate, starts, float_decimals),
+    if n != candidate.n_rows or n < 2:
+        return Arranged(reference, candidate)
+    fixed = _starts(reference, order.reference, float_decimals)
+    free = _starts(candidate, order.candidate, float_decimals)
+    rows = list(zip(*candidate.normalized_columns(float_decimals), strict=True))
+    for start, end in _runs(free):
+        if any(fixed[start + 1 : end]) and len(set(rows[start:end])) > 1:
+            return Arranged(reference, candidate, undetermined=True)
+    if all(fixed[1:]):
+        return Arranged(reference, candidate)
+    return Arranged(
+        _sorted_in_groups(reference, fixed, float_decimals),
+        _sorted_in_groups(candidate, fixed, float_decimals),
     )
 
 
-def _starts(result: ResultSet, keys: Sequence[int], float_decimals: int) -> list[bool]:
-    """Per row, whether its key values differ from the row before (a new tie group)."""
-    if any(k >= result.n_columns for k in keys):
+def _runs(starts: list[bool]) -> list[tuple[int, int]]:
+    """The [start, end) ranges of the groups ``starts`` marks."""
+    bounds = [i for i, new in enumerate(starts) if new or i == 0] + [len(starts)]
+    return list(zip(bounds, bounds[1:], strict=False))
+
+
+def _starts(result: ResultSet, keys: OrderKeys, float_decimals: int) -> list[bool]:
+    """Per row, whether it starts a new tie group: every row when the keys are unknown (the
+    rows stay as they came), only the first when there are none (one group)."""
+    if keys is None or any(k >= result.n_columns for k in keys):
         return [True] * result.n_rows
+    if not keys:
+        return [i == 0 for i in range(result.n_rows)]
     columns = [normalize_column(result.column_values(k), float_decimals) for k in keys]
     values = list(zip(*columns, strict=True))
     return [i == 0 or values[i] != values[i - 1] for i in range(result.n_rows)]
@@ -83,13 +103,8 @@ def _sorted_in_groups(result: ResultSet, starts: list[bool], float_decimals: int
     columns = result.normalized_columns(float_decimals)
     keys = [tuple(sorted(map(_text, row))) for row in zip(*columns, strict=True)]
     rows: list[tuple[object, ...]] = []
-    group: list[int] = []
-    for i in range(result.n_rows + 1):
-        if i == result.n_rows or starts[i]:
-            rows += [result.rows[j] for j in sorted(group, key=keys.__getitem__)]
-            group = []
-        if i < result.n_rows:
-            group.append(i)
+    for start, end in _runs(starts):
+        rows += [result.rows[j] for j in sorted(range(start, end), key=keys.__getitem__)]
     return ResultSet(result.columns, rows)
 
 

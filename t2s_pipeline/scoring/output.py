@@ -139,9 +139,11 @@ def score_output(
         settings.ordered_compare == "auto" and reference_ordered
     )
     order = row_order if ordered and settings.ordered_compare == "auto" else None
+    unordered = False
     if order is not None:
-        reference, candidate = arrange(reference, candidate, order, settings.float_decimals)
-    unordered = order is not None and order.candidate_unordered
+        arranged = arrange(reference, candidate, order, settings.float_decimals)
+        reference, candidate = arranged.reference, arranged.candidate
+        unordered = arranged.undetermined
     crosswalk = Crosswalk(
         encode(reference, settings.float_decimals), encode(candidate, settings.float_decimals)
     )
@@ -149,7 +151,7 @@ def score_output(
         crosswalk,
         ordered=ordered,
         permutation_bound=settings.permutation_bound,
-        candidate_unordered=unordered,
+        order_undetermined=unordered,
     )
     if reference.n_rows == 0 or candidate.n_rows == 0:
         output = _empty_sides(reference, candidate)
@@ -162,7 +164,7 @@ def score_output(
         reference,
         candidate,
         ordered=ordered,
-        candidate_unordered=unordered,
+        order_undetermined=unordered,
         float_decimals=settings.float_decimals,
         permutation_bound=settings.permutation_bound,
     )

@@ -45,13 +45,14 @@ def presentation_findings(
     candidate: ResultSet,
     *,
     ordered: bool,
-    candidate_unordered: bool = False,
+    order_undetermined: bool = False,
     float_decimals: int = 6,
     permutation_bound: int = 5040,
 ) -> tuple[str, ...]:
     """What differs only in presentation, or ``()`` when the data differs (or is equal).
 
-    ``candidate_unordered``: the candidate sets no row order (see ``exact_match``).
+    ``order_undetermined``: the candidate leaves open an order the reference fixes (see
+    ``exact_match``).
 
     >>> ref = ResultSet.from_names(["avg"], [[128.58]])
     >>> presentation_findings(ref, ResultSet.from_names(["a"], [[128.5804]]), ordered=False)
@@ -73,7 +74,7 @@ def presentation_findings(
             Crosswalk(_encoded(view.reference), _encoded(view.candidate)),
             ordered=ordered,
             permutation_bound=permutation_bound,
-            candidate_unordered=candidate_unordered,
+            order_undetermined=order_undetermined,
         )
         if verdict.match:
             return view.findings

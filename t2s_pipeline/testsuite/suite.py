@@ -470,12 +470,12 @@ def same_rows(
     """Exact match (SPEC 8) of two executed results, as EX compares them."""
     left = ResultSet.from_names(list(reference.columns), reference.rows)
     right = ResultSet.from_names(list(candidate.columns), candidate.rows)
-    held = order if ordered else None
-    if held is not None:
-        left, right = arrange(left, right, held, float_decimals)
+    undetermined = False
+    if ordered and order is not None:
+        arranged = arrange(left, right, order, float_decimals)
+        left, right, undetermined = arranged.reference, arranged.candidate, arranged.undetermined
     crosswalk = Crosswalk(encode(left, float_decimals), encode(right, float_decimals))
-    unordered = held is not None and held.candidate_unordered
-    return exact_match(crosswalk, ordered=ordered, candidate_unordered=unordered).match
+    return exact_match(crosswalk, ordered=ordered, order_undetermined=undetermined).match
 
 
 @dataclass(frozen=True)
