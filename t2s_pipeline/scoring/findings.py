@@ -137,11 +137,22 @@ def _replaceable(table: str, gold: Sets, read: set[str]) -> bool:
 
 
 def _role(table: str, sets: Sets, disjoint: bool) -> tuple[str, str]:
-    """(category, words) for what an extra ``table`` serves on the candidate's side."""
+    """(category, words) for what an extra ``table`` serves on the candidate's side.
+
+    A column of ``table`` that the candidate joins on equals the column it is joined to, so
+    reading it (``COUNT(DISTINCT items.item_id)`` over ``stock JOIN items ON stock.item_id =
+    items.item_id``) reads the other table: it does not make ``table`` serve anything.
+
+    >>> sets = {"joins": ["items.item_id = stock.item_id"],
+    ...         "aggregations": ["COUNT(DISTINCT items.item_id)"]}
+    >>> _role("sales.items", sets, False)
+    ('unused', '')
+    """
     if disjoint:
         return "wrong_table", ""
+    keys = _join_keys(table, sets)
     uses = {
-        name: any(_reads(element, table) for element in sets.get(name, ()))
+        name: any(_reads(element, table, keys) for element in sets.get(name, ()))
         for name in ("aggregations", "filters", "group_by", "select")
     }
     if uses["aggregations"]:
@@ -155,12 +166,32 @@ def _role(table: str, sets: Sets, disjoint: bool) -> tuple[str, str]:
     return _UNUSED, ""
 
 
+def _join_keys(table: str, sets: Sets) -> frozenset[str]:
+    """Columns of ``table`` joined by equality to a column of another table."""
+    name = table.rsplit(".", 1)[-1]
+    keys = set()
+    for join in sets.get("joins", ()):
+        sides = join.split(" = ")
+        if len(sides) != 2:
+            continue
+        owners = [side.split(".")[0] if "." in side else None for side in sides]
+        for side, owner, other in zip(sides, owners, reversed(owners), strict=True):
+            if owner == name and other not in (None, name):
+                keys.add(side)
+    return frozenset(keys)
+
+
 _UNUSED = "unused"
 
 
-def _reads(element: str, table: str) -> bool:
+def _reads(element: str, table: str, besides: frozenset[str] = frozenset()) -> bool:
+    """Whether ``element`` reads a column of ``table`` other than those in ``besides``."""
     name = table.rsplit(".", 1)[-1]
-    return any(column.split(".")[0] == name for column in _columns(element) if "." in column)
+    return any(
+        column.split(".")[0] == name and column not in besides
+        for column in _columns(element)
+        if "." in column
+    )
 
 
 def _conditional_aggregates(

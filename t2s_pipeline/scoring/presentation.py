@@ -69,7 +69,9 @@ def presentation_findings(
         _names(candidate),
         (),
     )
-    for view in _views(plain):
+    # A bare base column of whole numbers (an identifier such as order_id) describes a row.
+    attributes = frozenset(i for i, c in enumerate(reference.columns) if c.origin is not None)
+    for view in _views(plain, attributes):
         verdict = exact_match(
             Crosswalk(_encoded(view.reference), _encoded(view.candidate)),
             ordered=ordered,
@@ -96,7 +98,7 @@ def _encoded(columns: Columns) -> EncodedSide:
     return encode(ResultSet.from_names([None] * len(columns), rows), 15)
 
 
-def _views(plain: _View) -> Iterator[_View]:
+def _views(plain: _View, attributes: frozenset[int] = frozenset()) -> Iterator[_View]:
     """Plain first (only the row order may differ), then the formatted view, then each of them
     with one column rescaled, one extra candidate column dropped or one missing reference
     column dropped."""
@@ -108,7 +110,7 @@ def _views(plain: _View) -> Iterator[_View]:
         yield base
     for base in bases:
         yield from _rescaled(base)
-        yield from _dropped(base)
+        yield from _dropped(base, attributes)
 
 
 def _formatted(view: _View) -> _View | None:
@@ -161,8 +163,9 @@ def _rescaled(view: _View) -> Iterator[_View]:
             )
 
 
-def _dropped(view: _View) -> Iterator[_View]:
-    """One extra candidate column, or one missing descriptive (non-numeric) reference column."""
+def _dropped(view: _View, attributes: frozenset[int] = frozenset()) -> Iterator[_View]:
+    """One extra candidate column, or one missing descriptive reference column: not numeric,
+    or whole numbers read straight from a table column (``attributes``: an identifier)."""
     if len(view.candidate) == len(view.reference) + 1:
         for index in range(len(view.candidate)):
             yield _View(
@@ -174,7 +177,9 @@ def _dropped(view: _View) -> Iterator[_View]:
             )
     if len(view.reference) == len(view.candidate) + 1 and len(view.candidate) > 0:
         for index, column in enumerate(view.reference):
-            if any(_is_number(v) for v in column):
+            numbers = [v for v in column if _is_number(v)]
+            identifier = index in attributes and all(isinstance(v, int) for v in numbers)
+            if numbers and not identifier:
                 continue  # a missing measure is a wrong answer, not a presentation
             yield _View(
                 _without(view.reference, index),

@@ -112,3 +112,70 @@ def test_a_missing_measure_column_is_not_presentation(warehouse: Path) -> None:
     )
     candidate = "SELECT site_id, COUNT(*) AS n FROM inventory.stock GROUP BY 1"
     assert _diagnosis(warehouse, gold, candidate)["primary"] != "presentation"
+
+
+# --- rules added after the calibration against blind labels (each from a labelled item) -----
+
+
+def test_a_missing_identifier_column_is_presentation(warehouse: Path) -> None:
+    """top5-invoices-gross-last-month: the same invoices in the same order, order_id missing:
+    whole numbers read straight from a table column describe the row, they measure nothing."""
+    gold = (
+        "SELECT invoice_id, order_id, gross_amount FROM finance.invoices "
+        "ORDER BY gross_amount DESC, invoice_id LIMIT 5"
+    )
+    candidate = (
+        "SELECT invoice_id, gross_amount FROM finance.invoices ORDER BY gross_amount DESC LIMIT 5"
+    )
+    found = _diagnosis(warehouse, gold, candidate)
+    assert found["primary"] == "presentation"
+    assert found["findings"] == ["missing descriptive column order_id"]
+
+
+def test_a_condition_inside_the_references_aggregate_is_a_filter(warehouse: Path) -> None:
+    """refunds-this-vs-last-quarter: the quarter windows live in CASE WHEN; a candidate that
+    sums every refund selects other rows, whatever else it gets wrong."""
+    gold = (
+        "SELECT -SUM(CASE WHEN paid_on BETWEEN DATE '2025-04-01' AND DATE '2025-06-30' "
+        "THEN amount END) AS q FROM finance.payments WHERE amount < 0"
+    )
+    candidate = "SELECT SUM(-amount) AS total FROM finance.payments WHERE amount < 0"
+    found = _diagnosis(warehouse, gold, candidate)
+    assert found["primary"] == "wrong_filter" and "wrong_metric" in found["also"]
+    assert any(str(f).startswith("missing condition payments.paid_on") for f in found["findings"])
+
+
+def test_a_share_is_a_measure_not_a_filter(warehouse: Path) -> None:
+    """return-rate-by-channel: COUNT(*) FILTER (returned) / COUNT(*) is a rate; counting all
+    orders instead is another measure over the same rows."""
+    gold = (
+        "SELECT channel_cd, ROUND(100.0 * COUNT(*) FILTER (WHERE status_cd = 'returned') "
+        "/ COUNT(*), 2) AS returned_pct FROM sales.orders GROUP BY channel_cd"
+    )
+    candidate = "SELECT channel_cd, COUNT(*) AS n FROM sales.orders GROUP BY channel_cd"
+    assert _diagnosis(warehouse, gold, candidate)["primary"] == "wrong_metric"
+
+
+def test_a_table_read_only_through_its_join_key_changes_nothing(warehouse: Path) -> None:
+    """stock-below-reorder-count: COUNT(DISTINCT items.item_id) over stock JOIN items reads
+    stock.item_id; the join is not a table error, the measure is."""
+    gold = "SELECT COUNT(*) AS n FROM inventory.stock WHERE on_hand_qty < reorder_pt"
+    candidate = (
+        "SELECT COUNT(DISTINCT it.item_id) AS n FROM inventory.stock AS st "
+        "JOIN sales.items AS it ON it.item_id = st.item_id WHERE st.on_hand_qty < st.reorder_pt"
+    )
+    found = _diagnosis(warehouse, gold, candidate)
+    assert found["primary"] == "wrong_metric"
+    assert "wrong_table" not in found["also"]
+
+
+def test_a_missing_top_k_cut_by_rank_is_grain_not_filter(warehouse: Path) -> None:
+    """top-k with ties: QUALIFY RANK() ... <= k is a cut, so leaving it out is wrong_grain."""
+    gold = (
+        "SELECT item_id, list_price FROM sales.items "
+        "QUALIFY RANK() OVER (ORDER BY list_price DESC) <= 1"
+    )
+    candidate = "SELECT item_id, list_price FROM sales.items"
+    found = _diagnosis(warehouse, gold, candidate)
+    assert found["primary"] == "wrong_grain"
+    assert "wrong_filter" not in found["also"]
