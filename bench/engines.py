@@ -208,7 +208,9 @@ def _print_component_differences(store: ResultsStore, runs: dict[str, str], top:
     print(f"\nitem component scores that differ between the engines: {len(differ)}")
     for item, family, sets in differ[:top]:
         print(f"  {item} {family}:")
-        for label, value in zip(("duckdb gold", "duckdb cand", "mysql gold", "mysql cand"), sets, strict=True):
+        for label, value in zip(
+            ("duckdb gold", "duckdb cand", "mysql gold", "mysql cand"), sets, strict=True
+        ):
             print(f"    {label}: {value}")
 
 
@@ -243,6 +245,7 @@ def _print_item(store: ResultsStore, run_id: str, engine: str, item: str) -> Non
     for side, row in (("gold", gold), ("candidate", candidate)):
         preview = json.loads(row["preview_json"]) if isinstance(row["preview_json"], str) else None
         print(f"    {engine} {side} ({row['status']}, {row['n_rows']} rows): {str(preview)[:300]}")
+
 
 if __name__ == "__main__":
     sys.exit(main())

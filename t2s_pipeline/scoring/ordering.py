@@ -38,7 +38,6 @@ class RowOrder:
     candidate: OrderKeys = None
 
 
-
 @dataclass(frozen=True)
 class Arranged:
     """Both sides with tied rows in one canonical order, and whether the candidate leaves

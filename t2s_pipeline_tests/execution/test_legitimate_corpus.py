@@ -222,9 +222,7 @@ def test_mysql_corpus_is_never_refused(mysql_corpus_target: EngineTarget) -> Non
     report = run_corpus({"mysql": corpus}, [mysql_corpus_target])
     assert len(report.cells) >= 3 * len(corpus)
     failures = [
-        f"{c.layer} {c.attack}: {c.how} {c.detail}"
-        for c in report.cells
-        if c.verdict != OK
+        f"{c.layer} {c.attack}: {c.how} {c.detail}" for c in report.cells if c.verdict != OK
     ]
     assert not failures, f"{len(failures)} over-blocks:\n" + "\n".join(failures)
 
