@@ -121,7 +121,8 @@ def _table(name: str, spec: str, key: tuple[str, ...], scope: Scope = "run") -> 
 
 _RESULT = (
     "key VARCHAR, status VARCHAR, layer VARCHAR, reason VARCHAR, columns_json VARCHAR, "
-    "n_rows BIGINT, truncated BOOLEAN, seconds DOUBLE, preview_json VARCHAR, payload BLOB"
+    "n_rows BIGINT, truncated BOOLEAN, seconds DOUBLE, preview_json VARCHAR, payload BLOB, "
+    "cut_tie BOOLEAN"
 )
 _COMPONENTS = ", ".join(
     f"{n}_{s} DOUBLE"

@@ -7,6 +7,7 @@ payload for scoring, and whose first rows are kept as JSON for people to read.
 
 from __future__ import annotations
 
+import dataclasses
 import datetime as dt
 import json
 import logging
@@ -22,6 +23,7 @@ import pandas as pd
 from t2s_pipeline.cases import Case, Domain
 from t2s_pipeline.execution import Guard, QueryOutcome, open_executor
 from t2s_pipeline.progress import Progress
+from t2s_pipeline.sql.cut import CutProbe, cut_probe
 
 
 @dataclass(frozen=True)
@@ -45,6 +47,9 @@ class ExecutedResult:
     rows: list[tuple[Any, ...]]
     truncated: bool
     seconds: float
+    cut_tie: bool = False
+    """The query's top-k cut falls inside a tie on its ORDER BY keys: which tied rows it kept
+    is luck (``t2s_pipeline.sql.cut``)."""
 
     @property
     def ok(self) -> bool:
@@ -66,6 +71,16 @@ def from_outcome(key: str, outcome: QueryOutcome) -> ExecutedResult:
         key, status, outcome.layer, reason, tuple(outcome.columns), list(outcome.rows),
         outcome.truncated, outcome.seconds,
     )  # fmt: skip
+
+
+def _probed(key: str, outcome: QueryOutcome, probe: CutProbe) -> ExecutedResult:
+    """The result of a query run with one row more than its LIMIT: its own rows, and whether
+    its cut falls inside a tie."""
+    result = from_outcome(key, outcome)
+    if not result.ok:
+        return result
+    rows, tied = probe.read(result.rows)
+    return dataclasses.replace(result, rows=rows, cut_tie=tied)
 
 
 def not_run(key: str, reason: str) -> ExecutedResult:
@@ -93,10 +108,26 @@ def execute_jobs(
             by_target.setdefault(domain.database_for(job.case), []).append(job)
     done = len(results)
     for target, group in by_target.items():
+        probes = [cut_probe(str(job.sql), domain.dialect) for job in group]
+        statements = [
+            str(job.sql if p is None else p.sql) for job, p in zip(group, probes, strict=True)
+        ]
+        again: list[QueryJob] = []  # a rewritten query that failed runs again as written
         with open_executor(target, guard, refusal_log_level) as executor:
-            outcomes = executor.run_all(str(job.sql) for job in group)
-            for job, outcome in zip(group, outcomes, strict=True):
-                results[job.key] = from_outcome(job.key, outcome)
+            outcomes = executor.run_all(statements)
+            for job, probe, outcome in zip(group, probes, outcomes, strict=True):
+                if probe is None:
+                    results[job.key] = from_outcome(job.key, outcome)
+                elif outcome.refused or outcome.error is not None:
+                    again.append(job)
+                    continue
+                else:
+                    results[job.key] = _probed(job.key, outcome, probe)
+                done += 1
+                if progress is not None:
+                    progress(done, len(jobs))
+            for job in again:
+                results[job.key] = from_outcome(job.key, executor.run(str(job.sql)))
                 done += 1
                 if progress is not None:
                     progress(done, len(jobs))
@@ -117,6 +148,7 @@ def to_frame(results: Sequence[ExecutedResult], preview_rows: int) -> pd.DataFra
             "seconds": [r.seconds for r in results],
             "preview_json": [json.dumps(jsonable(r.rows[:preview_rows])) for r in results],
             "payload": [zlib.compress(pickle.dumps(r.rows)) for r in results],
+            "cut_tie": [r.cut_tie for r in results],
         }
     )
 
@@ -134,6 +166,7 @@ def from_frame(frame: pd.DataFrame) -> dict[str, ExecutedResult]:
             rows=pickle.loads(zlib.decompress(bytes(row.payload))),  # noqa: S301 - our own store
             truncated=bool(row.truncated),
             seconds=float(row.seconds),
+            cut_tie=bool(row.cut_tie) if not pd.isna(row.cut_tie) else False,
         )
     return out
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import pandas as pd
 
@@ -16,7 +16,7 @@ from t2s_pipeline.execution.records import ExecutedResult
 from t2s_pipeline.results import Column, ResultSet
 from t2s_pipeline.scoring.components import ComponentSets, score_components
 from t2s_pipeline.scoring.diagnosis import ItemEvidence, diagnose
-from t2s_pipeline.scoring.findings import component_findings, retrieval_findings
+from t2s_pipeline.scoring.findings import Finding, component_findings, retrieval_findings
 from t2s_pipeline.scoring.ordering import OrderKeys, RowOrder
 from t2s_pipeline.scoring.output import OutputScore, OutputSettings, score_output
 from t2s_pipeline.scoring.summary import (
@@ -24,6 +24,12 @@ from t2s_pipeline.scoring.summary import (
 )
 from t2s_pipeline.sql.analysis import OutputColumn
 from t2s_pipeline.sut.client import ItemOutcome
+
+CUT_TIE = "candidate_cut_tie"
+CUT_TIE_FINDING = (
+    "the LIMIT cut falls inside a tie on the ORDER BY keys: which tied rows are kept is luck "
+    "(add a tie-break)"
+)
 
 
 @dataclass(frozen=True)
@@ -79,13 +85,17 @@ def score_item_output(
     candidate: ExecutedResult | None,
     settings: ScorerSettings,
 ) -> OutputScore:
-    return score_output(
+    score = score_output(
         result_set(gold, analysis.gold_columns),
         result_set(candidate, analysis.candidate_columns),
         output_settings(settings),
         reference_ordered=analysis.gold_ordered,
         row_order=RowOrder(analysis.gold_order_keys, analysis.candidate_order_keys),
     )
+    if candidate is not None and candidate.ok and candidate.cut_tie:
+        # Which tied rows the cut kept is luck: neither a match nor "the same data" is decided.
+        return replace(score, exact_match=False, presentation=())
+    return score
 
 
 def item_ceilings(
@@ -113,6 +123,10 @@ def item_ceilings(
         found.append("refused")  # by the SUT itself, or by the guard when its SQL ran
     if candidate is not None and candidate.truncated:
         found.append("candidate_truncated")
+    if gold is not None and gold.ok and gold.cut_tie:
+        found.append("gold_cut_tie")
+    if candidate is not None and candidate.ok and candidate.cut_tie:
+        found.append("candidate_cut_tie")
     if not isolated:
         found.append("not_isolated")
     if output is not None:
@@ -196,6 +210,8 @@ def evidence(
     candidate_sets = json_object(components.get("candidate_sets_json"))
     display = {**as_mapping(gold_sets.get("display")), **as_mapping(candidate_sets.get("display"))}
     found = retrieval_findings([str(t) for t in json_list(retrieval.get("missing_json"))])
+    if CUT_TIE in json_list(output.get("ceilings_json")):
+        found.append(Finding("wrong_grain", CUT_TIE_FINDING))
     structural = []
     if candidate_sets:
         structural = component_findings(gold_sets, candidate_sets, display)  # type: ignore[arg-type]

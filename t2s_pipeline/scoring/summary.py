@@ -18,6 +18,8 @@ CEILINGS: tuple[str, ...] = (
     "gold_failed",
     "gold_truncated",
     "candidate_truncated",
+    "gold_cut_tie",
+    "candidate_cut_tie",
     "no_usable_key",
     "oversized_shelf",
     "empty_vs_empty",

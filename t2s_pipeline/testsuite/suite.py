@@ -468,6 +468,8 @@ def same_rows(
     order: RowOrder | None = None,
 ) -> bool:
     """Exact match (SPEC 8) of two executed results, as EX compares them."""
+    if candidate.cut_tie:  # which tied rows it kept is luck
+        return False
     left = ResultSet.from_names(list(reference.columns), reference.rows)
     right = ResultSet.from_names(list(candidate.columns), candidate.rows)
     undetermined = False

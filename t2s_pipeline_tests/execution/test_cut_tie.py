@@ -1,0 +1,68 @@
+"""A top-k cut through a tie (SPEC 8): the harness asks for one row more than the LIMIT, keeps
+the query's own rows and says when the cut falls inside a tie; EX then does not depend on which
+of the tied rows the engine kept."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import duckdb
+import pytest
+
+from t2s_pipeline.cases import Case, Domain
+from t2s_pipeline.config import ScorerSettings
+from t2s_pipeline.execution import Guard
+from t2s_pipeline.execution.records import QueryJob, execute_jobs
+from t2s_pipeline.scoring.item import CUT_TIE, ItemAnalysis, item_ceilings, score_item_output
+from t2s_pipeline.sql.pair import analyse_pair
+
+# Units per item: I3 and I4 tie at 152 for the second place.
+ROWS = [("I1", 192), ("I2", 174), ("I3", 152), ("I4", 152), ("I5", 90)]
+GOLD = "SELECT item_id, units FROM s.units ORDER BY units DESC, item_id LIMIT 3"
+NO_TIE_BREAK = "SELECT item_id, units FROM s.units ORDER BY units DESC LIMIT 3"
+CLEAN_CUT = "SELECT item_id, units FROM s.units ORDER BY units DESC LIMIT 2"
+
+
+@pytest.fixture(scope="module")
+def domain(tmp_path_factory: pytest.TempPathFactory) -> Domain:
+    folder = tmp_path_factory.mktemp("cut")
+    with duckdb.connect(str(folder / "w.duckdb")) as con:
+        con.execute("CREATE SCHEMA s; CREATE TABLE s.units (item_id VARCHAR, units INTEGER)")
+        con.executemany("INSERT INTO s.units VALUES (?, ?)", ROWS)
+    return Domain("cut", folder, "duckdb", "duckdb", str(folder / "w.duckdb"), ("s",))
+
+
+def _run(domain: Domain, *sqls: str):
+    case = Case("c", "q", (), GOLD, "top_k")
+    guard = Guard.for_evaluation(domain.allowed_schemas, domain.dialect)
+    jobs = [QueryJob(str(i), case, sql) for i, sql in enumerate(sqls)]
+    return execute_jobs(domain, jobs, guard)
+
+
+def test_a_cut_inside_a_tie_is_seen_and_the_querys_own_rows_kept(domain: Domain) -> None:
+    gold, candidate, clean = _run(domain, GOLD, NO_TIE_BREAK, CLEAN_CUT)
+    assert (gold.cut_tie, candidate.cut_tie, clean.cut_tie) == (False, True, False)
+    assert len(candidate.rows) == 3 and len(clean.rows) == 2
+    assert [r[0] for r in gold.rows] == ["I1", "I2", "I3"]
+
+
+@pytest.mark.parametrize("kept", ["I3", "I4"])
+def test_the_verdict_does_not_depend_on_which_tied_row_was_kept(domain: Domain, kept: str) -> None:
+    gold, candidate = _run(domain, GOLD, NO_TIE_BREAK)
+    # Whichever of the tied rows the engine kept, the answer is not a match, and says why.
+    rows = [r for r in candidate.rows[:2]] + [(kept, 152)]
+    candidate = type(candidate)(**{**candidate.__dict__, "rows": rows})
+    pair = analyse_pair(GOLD, NO_TIE_BREAK, "duckdb", None)
+    analysis = ItemAnalysis(
+        "c#0", "c", (), pair.gold.output_columns, pair.gold.components, True,
+        pair.candidate.output_columns, pair.candidate.components, None,
+        pair.gold.order_keys, pair.candidate.order_keys,
+    )  # fmt: skip
+    score = score_item_output(analysis, gold, candidate, ScorerSettings())
+    assert score.exact_match is False and score.presentation == ()
+    assert CUT_TIE in item_ceilings(None, gold, candidate, score, True, False)
+
+
+def test_a_query_the_probe_cannot_read_runs_as_written(domain: Domain, tmp_path: Path) -> None:
+    (result,) = _run(domain, "SELECT item_id FROM s.units ORDER BY units DESC LIMIT 2")
+    assert result.ok and not result.cut_tie and len(result.rows) == 2
