@@ -7,7 +7,9 @@ finding supports it (a component element missing, extra or changed; a required t
 offered; a presentation difference) or, failing any structural finding, when the shape of the
 numbers points at it (rows counted differently, cells unbalanced). When the data is right but
 shown differently, structural differences changed nothing and the item is ``presentation``.
-Each rule reads only stored figures, so the same numbers always give the same diagnosis.
+Each rule reads only stored figures and the facts the diagnose stage asked the data
+(``t2s_pipeline.scoring.facts``: whether an extra join changes the rows, whether differing
+conditions select the same rows), so the same numbers and data give the same diagnosis.
 """
 
 from __future__ import annotations

@@ -45,10 +45,15 @@ def component_findings(
     gold: Sets,
     candidate: Sets,
     display: Mapping[str, str] | None = None,
+    row_changing: frozenset[str] = frozenset(),
+    same_rows: frozenset[str] = frozenset(),
 ) -> list[Finding]:
     """Differences between the two sides' component sets, one finding each.
 
     ``display`` maps a (normalised) element to the text as written, for the reader.
+    ``row_changing`` and ``same_rows`` are what the data says (``t2s_pipeline.scoring.facts``):
+    extra tables whose join changes the rows, and tables on which the two sides' differing
+    conditions select the same rows.
 
     >>> gold = {"filters": ["o.status = 'delivered'", "o.year = 2024"], "tables": ["o"]}
     >>> cand = {"filters": ["o.status = 'placed'", "o.year = 2024"], "tables": ["o", "c"]}
@@ -56,9 +61,16 @@ def component_findings(
     ['extra table c (joined; nothing reads it)', "filter o.status = 'placed' where the reference has o.status = 'delivered'"]
     """
     shown = display or {}
-    found = _table_findings(gold, candidate)
+    found = _table_findings(gold, candidate, row_changing)
     for name, category, noun in _SETS:
         missing, extra = _difference(gold.get(name, ()), candidate.get(name, ()))
+        if name == "filters" and same_rows and (missing or extra):
+            tables = ", ".join(sorted(same_rows))
+            found += (
+                Finding(NOTE, f"{text} (selects the same rows of {tables} on this data)")
+                for text in _texts(noun, missing, extra, shown)
+            )
+            continue
         if name == "filters":
             found += _rank_cuts(missing, extra, shown, _is_rank_cut)
         if name == "aggregations":
@@ -78,7 +90,9 @@ def component_findings(
     return list(dict.fromkeys(found))
 
 
-def _table_findings(gold: Sets, candidate: Sets) -> list[Finding]:
+def _table_findings(
+    gold: Sets, candidate: Sets, row_changing: frozenset[str] = frozenset()
+) -> list[Finding]:
     """A table difference is ``wrong_table`` when the answer needs a table the candidate does
     not read (unless the reference uses it only for shown columns and for keys the candidate
     reads elsewhere), when the two sides read no table in common, or when the candidate's
@@ -102,6 +116,10 @@ def _table_findings(gold: Sets, candidate: Sets) -> list[Finding]:
             continue
         found.append(Finding("wrong_table", f"missing table {table}"))
     for table in extra:
+        if table in row_changing:
+            words = " (joining it changes the rows it is joined to: they fan out or drop)"
+            found.append(Finding("wrong_table", f"extra table {table}{words}"))
+            continue
         category, words = _role(table, candidate, disjoint)
         if category == _UNUSED:
             category, words = NOTE, " (joined; nothing reads it)"
@@ -485,3 +503,7 @@ def _tree(element: str) -> exp.Expr | None:
         return sqlglot.parse_one(element)
     except SqlglotError:
         return None
+
+
+element_columns = _columns
+element_tree = _tree

@@ -16,6 +16,7 @@ from t2s_pipeline.execution.records import ExecutedResult
 from t2s_pipeline.results import Column, ResultSet
 from t2s_pipeline.scoring.components import ComponentSets, score_components
 from t2s_pipeline.scoring.diagnosis import ItemEvidence, diagnose
+from t2s_pipeline.scoring.facts import DataFacts
 from t2s_pipeline.scoring.findings import Finding, component_findings, retrieval_findings
 from t2s_pipeline.scoring.ordering import OrderKeys, RowOrder
 from t2s_pipeline.scoring.output import OutputScore, OutputSettings, score_output
@@ -25,6 +26,7 @@ from t2s_pipeline.scoring.summary import (
 from t2s_pipeline.sql.analysis import OutputColumn
 from t2s_pipeline.sut.client import ItemOutcome
 
+NO_FACTS = DataFacts()
 CUT_TIE = "candidate_cut_tie"
 CUT_TIE_FINDING = (
     "the LIMIT cut falls inside a tie on the ORDER BY keys: which tied rows are kept is luck "
@@ -195,6 +197,7 @@ def evidence(
     retrieval: Mapping[str, object],
     candidate_failed: bool,
     gold_failed: bool,
+    facts: DataFacts = NO_FACTS,
 ) -> ItemEvidence:
     """Gather one item's figures and findings from its stored family rows for the diagnosis."""
 
@@ -214,7 +217,13 @@ def evidence(
         found.append(Finding("wrong_grain", CUT_TIE_FINDING))
     structural = []
     if candidate_sets:
-        structural = component_findings(gold_sets, candidate_sets, display)  # type: ignore[arg-type]
+        structural = component_findings(
+            gold_sets,  # type: ignore[arg-type]
+            candidate_sets,  # type: ignore[arg-type]
+            display,
+            facts.row_changing,
+            facts.same_rows,
+        )
         found += structural
     status = output.get("gold_status") if gold_failed else output.get("candidate_status")
 

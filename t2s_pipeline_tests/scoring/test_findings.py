@@ -8,6 +8,9 @@ from pathlib import Path
 import pytest
 
 from t2s_pipeline.config import ScorerSettings
+from t2s_pipeline.execution import Guard, open_executor
+from t2s_pipeline.scoring.facts import facts_from, probes
+from t2s_pipeline.scoring.findings import component_findings
 from t2s_pipeline.scoring.pair import score_pair
 
 SCHEMAS = ["sales", "finance", "inventory"]
@@ -179,3 +182,54 @@ def test_a_missing_top_k_cut_by_rank_is_grain_not_filter(warehouse: Path) -> Non
     found = _diagnosis(warehouse, gold, candidate)
     assert found["primary"] == "wrong_grain"
     assert "wrong_filter" not in found["also"]
+
+
+# --- what the data says (scoring/facts.py): probes run on the demo warehouse ---------------
+
+
+def _facts(warehouse: Path, gold: dict[str, list[str]], candidate: dict[str, list[str]]):
+    guard = Guard.for_evaluation(tuple(SCHEMAS), "duckdb")
+    asked = probes(gold, candidate)
+    with open_executor(str(warehouse), guard) as executor:
+        answers = {p: p.holds(executor.run(p.sql).rows[0]) for p in asked}
+    return facts_from(answers)
+
+
+def test_an_extra_join_that_fans_rows_out_is_a_table_error(warehouse: Path) -> None:
+    """orders JOIN order_lines: one row per line, not per order (the label: wrong_table)."""
+    gold = {"tables": ["sales.orders"], "filters": [], "joins": []}
+    candidate = {
+        "tables": ["sales.orders", "sales.order_lines"],
+        "joins": ["order_lines.order_id = orders.order_id"],
+        "filters": [],
+    }
+    facts = _facts(warehouse, gold, candidate)
+    assert facts.row_changing == {"sales.order_lines"}
+    found = component_findings(gold, candidate, row_changing=facts.row_changing)
+    assert [f.category for f in found] == ["wrong_table"]
+
+
+def test_an_extra_join_to_a_key_changes_nothing(warehouse: Path) -> None:
+    """stock JOIN items on items' key: every stock row keeps exactly one item."""
+    gold = {"tables": ["inventory.stock"], "filters": [], "joins": []}
+    candidate = {
+        "tables": ["inventory.stock", "sales.items"],
+        "joins": ["items.item_id = stock.item_id"],
+        "filters": [],
+    }
+    assert _facts(warehouse, gold, candidate).row_changing == frozenset()
+
+
+def test_conditions_that_select_the_same_rows_on_this_data_are_a_note(warehouse: Path) -> None:
+    """The demo's orders end on 2025-06-30: no upper bound selects the same June orders."""
+    gold = {
+        "tables": ["sales.orders"],
+        "filters": ["orders.order_date >= '2025-06-01'", "orders.order_date <= '2025-06-30'"],
+    }
+    candidate = {"tables": ["sales.orders"], "filters": ["orders.order_date >= '2025-06-01'"]}
+    facts = _facts(warehouse, gold, candidate)
+    assert facts.same_rows == {"sales.orders"}
+    found = component_findings(gold, candidate, same_rows=facts.same_rows)
+    assert [f.category for f in found] == ["note"]
+    other = {"tables": ["sales.orders"], "filters": ["orders.order_date >= '2025-05-01'"]}
+    assert _facts(warehouse, gold, other).same_rows == frozenset()
