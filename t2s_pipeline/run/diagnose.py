@@ -1,5 +1,7 @@
 """The diagnose stage: the deterministic diagnosis (SPEC 11) of every item, from the stored
-output, component and retrieval rows."""
+output, component and retrieval rows, and from what the data says about a failing item's extra
+joins and differing conditions (``t2s_pipeline.scoring.facts``, asked here through the
+evaluation guard)."""
 
 from __future__ import annotations
 
