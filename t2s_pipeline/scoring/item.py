@@ -95,8 +95,22 @@ def score_item_output(
         row_order=RowOrder(analysis.gold_order_keys, analysis.candidate_order_keys),
     )
     if candidate is not None and candidate.ok and candidate.cut_tie:
-        # Which tied rows the cut kept is luck: neither a match nor "the same data" is decided.
-        return replace(score, exact_match=False, presentation=())
+        # Which tied rows the cut kept is luck, so nothing measured on them is decided: no
+        # match, not "the same data", and the column and cell figures are undefined (left out
+        # of the means, as any undefined figure; the ceiling candidate_cut_tie counts them).
+        return replace(
+            score,
+            exact_match=False,
+            presentation=(),
+            columns_precision=None,
+            columns_recall=None,
+            cells_precision=None,
+            cells_recall=None,
+            selectivity=None,
+            matched_cells=0,
+            pairs=(),
+            key=(),
+        )
     return score
 
 

@@ -5,8 +5,9 @@ such a result would change between engines and between runs (SPEC 8).
 The harness cannot see past the LIMIT, so it asks for one row more: :func:`cut_probe` writes
 the query with its outermost LIMIT raised by one, the executor keeps the first ``k`` rows and
 compares row ``k + 1`` with row ``k`` on the ORDER BY keys. Only a query whose outermost ORDER
-BY keys are all output columns (``t2s_pipeline.sql.analysis.order_keys``) and whose LIMIT is
-an integer literal is probed; any other runs as written.
+BY keys are all output columns (``t2s_pipeline.sql.analysis.order_keys``), or that has no
+ORDER BY at all (then any row could have been kept), and whose LIMIT is an integer literal is
+probed; any other runs as written.
 """
 
 from __future__ import annotations
@@ -40,13 +41,21 @@ class CutProbe:
         ([('a', 9), ('b', 7)], True)
         >>> probe.read([("a", 9), ("b", 7)])
         ([('a', 9), ('b', 7)], False)
+        >>> CutProbe("...", 1, ()).read([("a", 1), ("b", 2)])
+        ([('a', 1)], True)
         """
         kept = list(rows[: self.limit])
         if len(rows) <= self.limit or not kept:
             return kept, False
         last, next_ = kept[-1], rows[self.limit]
+        if not self.keys:  # no ORDER BY: any row could have been kept, unless all are the same
+            return kept, any(_normal(row) != _normal(next_) for row in kept)
         tied = all(normalize_value(last[k]) == normalize_value(next_[k]) for k in self.keys)
         return kept, tied
+
+
+def _normal(row: tuple[Any, ...]) -> tuple[Any, ...]:
+    return tuple(normalize_value(v) for v in row)
 
 
 def cut_probe(sql: str, dialect: str) -> CutProbe | None:
@@ -58,6 +67,8 @@ def cut_probe(sql: str, dialect: str) -> CutProbe | None:
     ('SELECT a, COUNT(*) AS n FROM t GROUP BY a ORDER BY n DESC LIMIT 4', 3, (1,))
     >>> cut_probe("SELECT a FROM t ORDER BY b LIMIT 3", "duckdb") is None
     True
+    >>> cut_probe("SELECT a FROM t LIMIT 3", "duckdb").keys
+    ()
     """
     try:
         tree = parse_one_query(sql, dialect)
@@ -68,7 +79,7 @@ def cut_probe(sql: str, dialect: str) -> CutProbe | None:
     if not isinstance(count, exp.Literal) or not count.is_int or int(count.this) < 1:
         return None
     keys = order_keys(tree)
-    if not keys:
+    if keys is None:
         return None
     k = int(count.this)
     count.replace(exp.Literal.number(k + 1))

@@ -60,7 +60,20 @@ def test_the_verdict_does_not_depend_on_which_tied_row_was_kept(domain: Domain, 
     )  # fmt: skip
     score = score_item_output(analysis, gold, candidate, ScorerSettings())
     assert score.exact_match is False and score.presentation == ()
+    # The column and cell figures of rows kept by luck are undefined, not luck themselves.
+    assert score.metrics == (None, None, None, None)
     assert CUT_TIE in item_ceilings(None, gold, candidate, score, True, False)
+
+
+def test_a_limit_without_order_by_keeps_any_rows(domain: Domain) -> None:
+    cut, whole, same = _run(
+        domain,
+        "SELECT item_id FROM s.units LIMIT 2",
+        "SELECT item_id FROM s.units LIMIT 9",
+        "SELECT 1 AS one FROM s.units LIMIT 2",
+    )
+    assert (cut.cut_tie, whole.cut_tie, same.cut_tie) == (True, False, False)
+    assert (len(cut.rows), len(whole.rows), len(same.rows)) == (2, 5, 2)
 
 
 def test_a_query_the_probe_cannot_read_runs_as_written(domain: Domain, tmp_path: Path) -> None:

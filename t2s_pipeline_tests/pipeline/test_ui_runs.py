@@ -119,7 +119,10 @@ def test_three_runs_read_in_the_ui_and_the_report(
 
     # Each partition's check shows its own status: beta regressed against alpha, the others not.
     status = {run: [c["status"] for c in view["checks"]] for run, view in views.items()}
-    assert status == {alpha.run_id: ["SUCCEEDED"], beta.run_id: ["FAILED"], rerun: ["SUCCEEDED"]}
+    regressed = settings.store().read("regressions", rerun)
+    assert status == {alpha.run_id: ["SUCCEEDED"], beta.run_id: ["FAILED"], rerun: ["SUCCEEDED"]}, (
+        f"the rerun's regressions against alpha:\n{regressed.to_string()}"
+    )
     partitions = {c["partition"] for view in views.values() for c in view["checks"]}
     assert partitions == set(views)
     [check] = [
