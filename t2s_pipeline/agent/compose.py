@@ -12,6 +12,8 @@ from __future__ import annotations
 import datetime as dt
 from collections import Counter
 from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from functools import lru_cache
 
 import sqlglot
 from sqlglot import exp
@@ -104,46 +106,70 @@ def conventions(examples: Sequence[RetrievedExample], dialect: str) -> Conventio
     >>> style.round_to, style.closed_windows, style.key_with_name, style.sorted_groups
     (2, True, True, True)
     """
-    digits: Counter[int] = Counter()
-    closed = half_open = pairs = sorted_by_key = sorted_otherwise = 0
-    tie_broken = single_key = 0
-    months: Counter[str] = Counter()
-    for example in examples:
-        try:
-            tree = sqlglot.parse_one(example.sql, read=dialect)
-        except SqlglotError:
-            continue
-        for node in tree.find_all(exp.Round):
-            decimals = node.args.get("decimals")
-            if isinstance(decimals, exp.Literal) and decimals.is_int:
-                digits[int(decimals.this)] += 1
-        closed += sum(1 for b in tree.find_all(exp.Between) if _dated(b.args.get("low")))
-        half_open += sum(1 for c in tree.find_all(exp.LT) if _dated(c.expression))
-        names = {c.name for c in tree.find_all(exp.Column)}
-        pairs += sum(1 for n in names if n.endswith("_name") and n[:-5] + "_id" in names)
-        for written in tree.find_all(exp.TimeToStr):
-            form = written.args.get("format")
-            if (
-                isinstance(form, exp.Literal)
-                and "%m" in str(form.this)
-                and "%d" not in str(form.this)
-            ):
-                months[str(form.this)] += 1
-        order = tree.args.get("order")
-        if tree.args.get("limit") is not None and tree.args.get("group") and order:
-            tie_broken += len(order.expressions) > 1
-            single_key += len(order.expressions) == 1
-        by_key = _sorted_by_group_key(tree)
-        if by_key is not None:
-            sorted_by_key += by_key
-            sorted_otherwise += not by_key
+    styles = [s for s in (_example_style(e.sql, dialect) for e in examples) if s is not None]
+    digits = Counter(d for s in styles for d in s.digits)
+    months = Counter(m for s in styles for m in s.months)
+
+    def total(field: str) -> int:
+        return sum(int(getattr(s, field)) for s in styles)
+
+    sorted_by_key = sum(1 for s in styles if s.sorted_by_key is True)
+    sorted_otherwise = sum(1 for s in styles if s.sorted_by_key is False)
     return Conventions(
         round_to=digits.most_common(1)[0][0] if digits else None,
-        closed_windows=closed > half_open,
-        key_with_name=pairs > 0,
+        closed_windows=total("closed") > total("half_open"),
+        key_with_name=total("pairs") > 0,
         sorted_groups=sorted_by_key > sorted_otherwise,
-        tie_break=tie_broken > single_key,
+        tie_break=total("tie_broken") > total("single_key"),
         month_format=months.most_common(1)[0][0] if months else None,
+    )
+
+
+@dataclass(frozen=True)
+class _ExampleStyle:
+    """What one example's SQL says about the house style (counts :func:`conventions` adds)."""
+
+    digits: tuple[int, ...]
+    closed: int
+    half_open: int
+    pairs: int
+    months: tuple[str, ...]
+    tie_broken: bool
+    single_key: bool
+    sorted_by_key: bool | None
+
+
+@lru_cache(maxsize=8192)
+def _example_style(sql: str, dialect: str) -> _ExampleStyle | None:
+    """One example's style, read once per SQL text (examples come back for many questions)."""
+    try:
+        tree = sqlglot.parse_one(sql, read=dialect)
+    except SqlglotError:
+        return None
+    digits = tuple(
+        int(node.args["decimals"].this)
+        for node in tree.find_all(exp.Round)
+        if isinstance(node.args.get("decimals"), exp.Literal) and node.args["decimals"].is_int
+    )
+    names = {c.name for c in tree.find_all(exp.Column)}
+    months = tuple(
+        str(form.this)
+        for form in (w.args.get("format") for w in tree.find_all(exp.TimeToStr))
+        if isinstance(form, exp.Literal) and "%m" in str(form.this) and "%d" not in str(form.this)
+    )
+    order = tree.args.get("order")
+    # The number of sort keys of a grouped top-k cut; 0 when the query is not one.
+    limited = tree.args.get("limit") is not None and bool(tree.args.get("group"))
+    keys = len(order.expressions) if order is not None and limited else 0
+    return _ExampleStyle(
+        digits=digits,
+        closed=sum(1 for b in tree.find_all(exp.Between) if _dated(b.args.get("low"))),
+        half_open=sum(1 for c in tree.find_all(exp.LT) if _dated(c.expression)),
+        pairs=sum(1 for n in names if n.endswith("_name") and n[:-5] + "_id" in names),
+        months=months,
+        tie_broken=keys > 1,
+        single_key=keys == 1,
+        sorted_by_key=_sorted_by_group_key(tree),
     )
 
 

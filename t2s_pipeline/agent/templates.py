@@ -10,6 +10,8 @@ formatting). Anything else is not close, and the agent composes its own SQL.
 
 from __future__ import annotations
 
+from functools import lru_cache
+
 import sqlglot
 from sqlglot import exp
 from sqlglot.errors import SqlglotError
@@ -34,14 +36,12 @@ def adapt(sql: str, example: Plan, wanted: Plan, dialect: str) -> str | None:
     swaps = _swaps(example, wanted)
     if swaps is None:
         return None
-    try:
-        tree = sqlglot.parse_one(sql, read=dialect)
-    except SqlglotError:
-        return None
-    if not explains(tree, example):
+    parsed = _example_tree(sql, dialect)
+    if parsed is None or not explains(parsed, example):
         return None
     if not swaps and example.limit == wanted.limit:
         return sql
+    tree = parsed.copy()  # the parsed example is shared by every question it comes back for
     for old, new in swaps:
         if not _swap_literal(tree, old, new):
             return None
@@ -51,6 +51,15 @@ def adapt(sql: str, example: Plan, wanted: Plan, dialect: str) -> str | None:
             return None
         limit.set("expression", exp.Literal.number(wanted.limit))
     return tree.sql(dialect=dialect)
+
+
+@lru_cache(maxsize=8192)
+def _example_tree(sql: str, dialect: str) -> exp.Expr | None:
+    """An example's SQL parsed once (never changed: :func:`adapt` edits a copy)."""
+    try:
+        return sqlglot.parse_one(sql, read=dialect)
+    except SqlglotError:
+        return None
 
 
 _BEYOND_A_PLAN = (
