@@ -17,7 +17,7 @@ from __future__ import annotations
 import errno
 import os
 import uuid
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
@@ -112,6 +112,25 @@ class ResultsStore:
 
     def run_dir(self, run_id: str) -> Path:
         return self.path / RUNS_DIR / run_id
+
+    def version(self, run_id: str, names: Iterable[str]) -> tuple[tuple[str, int, int, int], ...]:
+        """What identifies the published state of tables ``names`` for one run: each file's
+        path, inode, size and modification time (a fragments table: every fragment's). Every
+        publication renames a new file into place, so any write changes it."""
+        paths: list[Path] = []
+        for name in names:
+            if table(name).scope == "fragments":
+                paths.extend(self.files(name))
+            else:
+                paths.append(self.run_dir(run_id) / f"{name}.parquet")
+        found: list[tuple[str, int, int, int]] = []
+        for path in paths:
+            try:
+                stat = path.stat()
+            except FileNotFoundError:
+                continue
+            found.append((str(path), stat.st_ino, stat.st_size, stat.st_mtime_ns))
+        return tuple(found)
 
     def files(self, name: str) -> list[Path]:
         """The published files holding table ``name`` (every run's, for a run table)."""

@@ -42,8 +42,9 @@ def ranked(scores: np.ndarray, allowed: np.ndarray | None = None) -> list[int]:
     [2, 0, 3]
     """
     keep = scores > 0 if allowed is None else (scores > 0) & allowed
-    order = np.argsort(-scores, kind="stable")
-    return [int(i) for i in order if keep[i]]
+    candidates = np.flatnonzero(keep)  # ascending, so a stable sort keeps document order
+    ordered: list[int] = candidates[np.argsort(-scores[candidates], kind="stable")].tolist()
+    return ordered
 
 
 class Retriever:

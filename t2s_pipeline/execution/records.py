@@ -13,7 +13,7 @@ import json
 import logging
 import pickle
 import zlib
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from decimal import Decimal
 from typing import Any
@@ -108,14 +108,12 @@ def execute_jobs(
             by_target.setdefault(domain.database_for(job.case), []).append(job)
     done = len(results)
     for target, group in by_target.items():
-        probes = [cut_probe(str(job.sql), domain.dialect) for job in group]
-        statements = [
-            str(job.sql if p is None else p.sql) for job, p in zip(group, probes, strict=True)
-        ]
+        probes: list[CutProbe | None] = []
         again: list[QueryJob] = []  # a rewritten query that failed runs again as written
         with open_executor(target, guard, refusal_log_level) as executor:
-            outcomes = executor.run_all(statements)
-            for job, probe, outcome in zip(group, probes, outcomes, strict=True):
+            outcomes = executor.run_all(_statements(group, domain.dialect, probes))
+            for index, (job, outcome) in enumerate(zip(group, outcomes, strict=True)):
+                probe = probes[index]
                 if probe is None:
                     results[job.key] = from_outcome(job.key, outcome)
                 elif outcome.refused or outcome.error is not None:
@@ -132,6 +130,16 @@ def execute_jobs(
                 if progress is not None:
                     progress(done, len(jobs))
     return [results[job.key] for job in jobs]
+
+
+def _statements(
+    jobs: Sequence[QueryJob], dialect: str, probes: list[CutProbe | None]
+) -> Iterator[str]:
+    """Each job's statement as it will run (with its cut probe, appended to ``probes``), read
+    only when the executor asks for it, so reading the next overlaps running the one before."""
+    for job in jobs:
+        probes.append(cut_probe(str(job.sql), dialect))
+        yield str(job.sql if probes[-1] is None else probes[-1].sql)
 
 
 def to_frame(results: Sequence[ExecutedResult], preview_rows: int) -> pd.DataFrame:

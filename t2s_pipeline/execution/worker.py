@@ -32,6 +32,7 @@ import subprocess
 import sys
 import threading
 import time
+from collections import deque
 from collections.abc import Iterable, Iterator
 from dataclasses import replace
 from multiprocessing.connection import Connection
@@ -49,6 +50,8 @@ WALL_GRACE_S = 2.0
 OPEN_TIMEOUT_S = 120.0
 """How long opening a database in a worker may take (a DuckDB snapshot is built on first use)."""
 _POOL_SIZE = 4
+_AHEAD = 2
+"""Statements handed to a worker before the first one's answer is read (see ``run_all``)."""
 WORN_SHARE = 0.25
 """A worker that has lost this share of the headroom it had after opening is replaced."""
 _MEMORY_WORDS = (
@@ -83,34 +86,75 @@ class ContainedExecutor:
 
     def run(self, sql: str) -> QueryOutcome:
         """Run one statement in the worker; never raises for the statement."""
-        started = time.perf_counter()
+        return next(self.run_all([sql]))
+
+    def run_all(self, statements: Iterable[str]) -> Iterator[QueryOutcome]:
+        """Run statements in order, each exactly as :meth:`run` would; yields their outcomes.
+
+        The next statement is handed to the worker before the current one's answer is read,
+        so the worker starts it the moment it answers, while the caller works on the answer
+        (and on readying the statement after) on the other side of the pipe. Each statement's
+        wall clock starts when the worker is free to start it. A worker that is replaced (lost,
+        out of time, or worn) takes the statements handed to it but not answered with it; they
+        are handed again to the fresh worker, so each statement runs to one answer.
+        """
+        if self._worker is not None and self._worker.unanswered:
+            self._discard()  # an earlier batch was abandoned: its answers are not ours
+        source = iter(statements)
+        handed: deque[tuple[str, float]] = deque()  # to this worker, unanswered, and when
+        free_at = time.perf_counter()  # when the worker answered the statement before
+        try:
+            while True:
+                while len(handed) < _AHEAD and (sql := next(source, None)) is not None:
+                    handed.append((sql, self._hand(sql)))
+                if not handed:
+                    return
+                sql, sent_at = handed.popleft()
+                outcome, replaced = self._answer(sql, max(free_at, sent_at))
+                free_at = time.perf_counter()
+                if replaced:
+                    handed = deque((later, self._hand(later)) for later, _ in handed)
+                if outcome.refused:
+                    self._log_refusal(sql, outcome)
+                yield outcome
+        finally:
+            if handed:  # abandoned by the caller: the worker holds statements nobody reads
+                self._discard()
+
+    def _hand(self, sql: str) -> float:
+        """Send a statement to the worker (a fresh one when there is none); when it was sent.
+        A worker that is gone is noticed when its answer is read."""
+        worker = self._worker if self._worker is not None else self._reopen()
+        with contextlib.suppress(_WorkerLost):
+            worker.send(("run", sql, cpu_budget(self.guard)))
+        return time.perf_counter()
+
+    def _answer(self, sql: str, started: float) -> tuple[QueryOutcome, bool]:
+        """The worker's answer to the oldest statement handed to it, and whether the worker
+        was replaced (every statement handed after it must be handed again)."""
         worker = self._worker if self._worker is not None else self._reopen()
         deadline = self.guard.timeout_s + WALL_GRACE_S
         try:
-            reply = worker.call(("run", sql, cpu_budget(self.guard)), deadline)
+            reply = worker.receive(deadline, waited_s=_since(started))
         except _WorkerLost as lost:
             self._discard()
-            outcome = QueryOutcome(
+            return QueryOutcome(
                 True, LIMITS, str(lost), (), timed_out=lost.timed_out, seconds=_since(started)
-            )
-        else:
-            outcome = reply[1]
-            worn = reply[2]  # its address space stayed near the limit: next time, a fresh worker
-            if worn:
-                self._discard()
-        if outcome.refused:
-            self._log_refusal(sql, outcome)
-        return outcome
-
-    def run_all(self, statements: Iterable[str]) -> Iterator[QueryOutcome]:
-        """Run statements in order, each exactly as :meth:`run` would."""
-        for sql in statements:
-            yield self.run(sql)
+            ), True
+        worn = reply[2]  # its address space stayed near the limit: next time, a fresh worker
+        if worn:
+            self._discard()
+        outcome: QueryOutcome = reply[1]
+        return outcome, bool(worn)
 
     def close(self) -> None:
-        """Close the database in the worker and return the worker to the pool."""
+        """Close the database in the worker and return the worker to the pool (a worker
+        still holding statements a caller abandoned is ended instead)."""
         worker, self._worker = self._worker, None
         if worker is None:
+            return
+        if worker.unanswered:
+            worker.kill()
             return
         try:
             worker.call(("close",), OPEN_TIMEOUT_S)
@@ -176,6 +220,8 @@ class _Worker:
 
     def __init__(self, memory_mb: int) -> None:
         self.memory_mb = memory_mb
+        self.unanswered = 0
+        """Requests sent and not answered yet."""
         parent, child = socket.socketpair()
         self.process = subprocess.Popen(
             [sys.executable, "-c", _ENTRY, str(child.fileno()), str(memory_mb)],
@@ -188,15 +234,29 @@ class _Worker:
 
     def call(self, message: tuple[Any, ...], deadline_s: float) -> tuple[Any, ...]:
         """Send one request and wait for its answer, at most ``deadline_s``."""
+        self.send(message)
+        return self.receive(deadline_s)
+
+    def send(self, message: tuple[Any, ...]) -> None:
+        """Hand the worker a request (it queues behind the one it is working on)."""
         try:
             self._conn.send(message)
-            if not self._conn.poll(deadline_s):
+            self.unanswered += 1
+        except (OSError, BrokenPipeError) as error:
+            raise _WorkerLost(self._death(error)) from error
+
+    def receive(self, deadline_s: float, waited_s: float = 0.0) -> tuple[Any, ...]:
+        """The answer to the oldest request not answered yet, at most ``deadline_s`` after
+        the worker could start it, of which ``waited_s`` have passed already."""
+        try:
+            if not self._conn.poll(max(deadline_s - waited_s, 0.0)):
                 self.kill()
                 raise _WorkerLost(
                     f"wall clock: no answer within {deadline_s:g} s; the worker was replaced",
                     timed_out=True,
                 )
             reply: tuple[Any, ...] = self._conn.recv()
+            self.unanswered -= 1
             return reply
         except (EOFError, OSError, BrokenPipeError) as error:
             raise _WorkerLost(self._death(error)) from error

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pandas as pd
 
-from t2s_pipeline.judge.report import judge_section
+from t2s_pipeline.judge.report import CALIBRATION_TABLE, judge_section
 from t2s_pipeline.run.context import RunContext, StageResult
 from t2s_pipeline.run.output import ceiling_counts
 from t2s_pipeline.run.record import record_run_end
@@ -20,17 +20,22 @@ from t2s_pipeline.scoring.summary import (
 )
 from t2s_pipeline.store import ResultsStore
 
+# Joined to exact_matches by item, each without the columns it repeats.
+_JOINS = (
+    ("output_scores", ["case_id", "exact_match", "scorer_fault"]),
+    ("retrieval_scores", ["case_id"]),
+    ("component_scores", ["case_id"]),
+    ("test_suite_matches", ["case_id", "exact_match", "neighbours", "suite_key"]),
+    ("diagnoses", ["case_id"]),
+)
+SUMMARISED = ("exact_matches", *(t for t, _ in _JOINS), CALIBRATION_TABLE, "judge_diagnoses")
+"""The tables a run's summary is computed from."""
+
 
 def joined_items(store: ResultsStore, run_id: str) -> pd.DataFrame:
     """One row per item with every family's figures, the band and the diagnosis."""
     data = store.read("exact_matches", run_id)
-    for table, drop in (
-        ("output_scores", ["case_id", "exact_match", "scorer_fault"]),
-        ("retrieval_scores", ["case_id"]),
-        ("component_scores", ["case_id"]),
-        ("test_suite_matches", ["case_id", "exact_match", "neighbours", "suite_key"]),
-        ("diagnoses", ["case_id"]),
-    ):
+    for table, drop in _JOINS:
         other = store.read(table, run_id)
         if other.empty:
             continue
@@ -39,8 +44,23 @@ def joined_items(store: ResultsStore, run_id: str) -> pd.DataFrame:
     return data
 
 
-def summarise_run(store: ResultsStore, run_id: str) -> RunSummary:
+# The summary stage, the ceilings check, the comparison and the launcher each summarise the
+# same run; a summary is computed again only when one of the run's files changed.
+_SUMMARIES: dict[tuple[object, ...], RunSummary] = {}
+_KEPT = 16
 
+
+def summarise_run(store: ResultsStore, run_id: str) -> RunSummary:
+    """The run's :class:`RunSummary`, from its stored tables (kept while they are unchanged)."""
+    key = (str(store.path.resolve()), run_id, store.version(run_id, SUMMARISED))
+    if key not in _SUMMARIES:
+        if len(_SUMMARIES) >= _KEPT:
+            _SUMMARIES.pop(next(iter(_SUMMARIES)))
+        _SUMMARIES[key] = _summarise(store, run_id)
+    return _SUMMARIES[key]
+
+
+def _summarise(store: ResultsStore, run_id: str) -> RunSummary:
     data = joined_items(store, run_id)
     counts = (
         ceiling_counts(data.to_dict("records")) if "ceilings_json" in data else count_ceilings({})

@@ -151,3 +151,38 @@ def test_an_abandoned_batch_releases_what_it_readied(
         with pytest.raises(Exception, match="closed"):
             released[0].cursor.execute("SELECT 1")
         assert executor.run("SELECT 4").rows == [(4,)]
+
+
+def test_a_contained_batch_hands_the_next_statement_ahead_and_survives_a_replaced_worker(
+    warehouse: Path,
+) -> None:
+    """The worker gets the next statement before the caller reads the current answer; when
+    the worker is replaced after a memory attack, the statement already handed to it runs
+    again in the fresh worker, and every outcome is what one-by-one gives."""
+    guard = Guard(allowed_schemas=ALLOWED_SCHEMAS, layers=frozenset({"database"}), timeout_s=10)
+    attack = "SELECT length(string_agg(repeat('x', 1000), '')) FROM range(2000000)"
+    batch = ["SELECT count(*) FROM sales.sites", attack, *BATCH]
+    with open_executor(str(warehouse), guard) as executor:
+        one_by_one = [_summary(executor.run(sql)) for sql in batch]
+        outcomes = executor.run_all(batch)
+        first = _summary(next(outcomes))
+        assert executor._worker is not None and executor._worker.unanswered == 1
+        batched = [first, *(_summary(o) for o in outcomes)]
+    assert batched[1][0] is True and batched[1][1] == "limits"
+    assert batched == one_by_one
+    assert batched[2][4][0][0] > 0
+
+
+def test_an_abandoned_contained_batch_leaves_no_stale_answer(warehouse: Path) -> None:
+    """A caller that stops reading a batch early: the worker holding the statement handed
+    ahead is ended, so the next statement gets its own answer, not the abandoned one's."""
+    guard = Guard(allowed_schemas=ALLOWED_SCHEMAS, layers=frozenset({"database"}))
+    with open_executor(str(warehouse), guard) as executor:
+        outcomes = executor.run_all(["SELECT 1", "SELECT 2", "SELECT 3"])
+        assert next(outcomes).rows == [(1,)]
+        kept = executor.run_all(["SELECT 4"])  # not started: the first batch is still open
+        assert next(kept).rows == [(4,)]
+        outcomes.close()
+        assert executor.run("SELECT 5").rows == [(5,)]
+    with open_executor(str(warehouse), guard) as executor:
+        assert executor.run("SELECT 6").rows == [(6,)]

@@ -11,6 +11,7 @@ import duckdb
 import pandas as pd
 import pytest
 
+from t2s_pipeline.run.summary import summarise_run
 from t2s_pipeline.store import ResultsStore, StoreError
 from t2s_pipeline.tables import TABLES, TableError
 
@@ -188,3 +189,18 @@ def test_enospc_errno_is_the_one_named() -> None:
 
     assert "ENOSPC" in str(_store_error(OSError(errno.ENOSPC, "x"), Path("/r/t.parquet")))
     assert "ENOSPC" not in str(_store_error(OSError(errno.EACCES, "x"), Path("/r/t.parquet")))
+
+
+def test_a_summary_is_computed_again_when_a_table_it_reads_is_replaced(tmp_path: Path) -> None:
+    """Stages share one summary per run while its tables are unchanged; a replaced table (a
+    rerun of one stage) gives a new summary, and writing a table it does not read does not."""
+    store = ResultsStore(tmp_path / "results")
+    rows = [_exact("a#0", True), _exact("b#0", False)]
+    store.replace_run("exact_matches", "r1", pd.DataFrame(rows))
+    first = summarise_run(store, "r1")
+    assert first.families["exact"]["ex"].mean == 0.5
+    store.replace_run("runs", "r1", pd.DataFrame([{"config_name": "x"}]))
+    assert summarise_run(store, "r1") is first
+    store.replace_run("exact_matches", "r1", pd.DataFrame([_exact("a#0", True)]))
+    again = summarise_run(store, "r1")
+    assert again is not first and again.families["exact"]["ex"].mean == 1.0
