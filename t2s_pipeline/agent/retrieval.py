@@ -63,7 +63,9 @@ class Retriever:
         self.examples_k = examples_k
         self._table_index = Bm25Index([table_text(t) for t in self.tables])
         self._bank_index = Bm25Index([entry.wording for entry in self.bank])
-        self._case_ids = np.array([entry.case_id for entry in self.bank], dtype=object)
+        self._rows: dict[str, list[int]] = {}  # the bank rows of each case (its wordings)
+        for row, entry in enumerate(self.bank):
+            self._rows.setdefault(entry.case_id, []).append(row)
 
     def retrieve(self, question: str, exclude: Collection[str] = ()) -> RetrieveResponse:
         """What the retriever offers for a question, never an excluded case."""
@@ -78,7 +80,11 @@ class Retriever:
 
     def examples(self, question: str, exclude: Collection[str]) -> tuple[RetrievedExample, ...]:
         """The ``examples_k`` nearest allowed cases, each once (its best wording decides)."""
-        allowed = ~np.isin(self._case_ids, list(exclude)) if exclude else None
+        allowed = None
+        if exclude:  # by row: comparing every bank entry with every excluded id was O(n x k)
+            allowed = np.ones(len(self.bank), dtype=bool)
+            for case_id in exclude:
+                allowed[self._rows.get(case_id, [])] = False
         found: dict[str, BankEntry] = {}
         for i in ranked(self._bank_index.scores(question), allowed):
             if len(found) >= self.examples_k:
