@@ -282,7 +282,9 @@ def load_cases(folder: Path | str) -> CaseSet:
 
 
 # Every stage of a run loads the case set; a file whose bytes are unchanged is not parsed again.
+# A long-lived process (the code server) starts afresh past _KEPT_FILES readings.
 _PARSED: dict[tuple[str, bytes, int], tuple[Case | None, tuple[CaseProblem, ...]]] = {}
+_KEPT_FILES = 100_000
 
 
 def _parsed(
@@ -291,6 +293,8 @@ def _parsed(
     """:func:`parse_case` of ``content``, memoised on the path, the bytes and ``min_phrasings``."""
     key = (str(path), hashlib.sha256(content).digest(), min_phrasings)
     if key not in _PARSED:
+        if len(_PARSED) >= _KEPT_FILES:
+            _PARSED.clear()
         case, found = parse_case(path, min_phrasings, content)
         _PARSED[key] = (case, tuple(found))
     case, problems = _PARSED[key]

@@ -146,3 +146,17 @@ def test_a_yml_file_is_reported_not_skipped(tmp_path: Path) -> None:
     assert [(p.path.endswith("other.yml"), p.fix) for p in case_set.problems] == [
         (True, "rename it other.yaml")
     ]
+
+
+def test_a_case_file_edited_between_loads_is_read_again(tmp_path: Path) -> None:
+    """Loading is memoised on each file's bytes: an edit (even one keeping the file's size and
+    modification second) gives the new case, and the same bytes give the same case."""
+    folder = _domain(tmp_path, {"a.yaml": GOOD.format(id="a")})
+    first = load_cases(folder).cases[0]
+    (folder / "a.yaml").write_text(GOOD.format(id="a").replace("orders are", "orders were"))
+    edited = load_cases(folder).cases[0]
+    assert edited.question == "How many orders were there?" and first.question.endswith(
+        "are there?"
+    )
+    (folder / "a.yaml").write_text(GOOD.format(id="a"))
+    assert load_cases(folder).cases[0] == first
