@@ -28,6 +28,7 @@ from t2s_pipeline.scoring.ordering import OrderKeys
 from t2s_pipeline.scoring.summary import (
     COMPONENT_SETS,
 )
+from t2s_pipeline.spread import SPREAD_FROM, STARTUP_JOBS, spread
 from t2s_pipeline.sql.analysis import OutputColumn
 from t2s_pipeline.sql.pair import analyse_pair
 from t2s_pipeline.sql.schema import Schema, domain_schemas
@@ -104,39 +105,50 @@ def _analyse_all(
     schemas: Mapping[str | None, Schema],
     cached: Cached,
     skip_failures: bool,
+    spread_from: int = SPREAD_FROM,
+    startup_jobs: int = STARTUP_JOBS,
 ) -> Analysed:
     """One memo over every item: phrasings of a case answered with the same SQL share one
-    analysis, and a case whose gold cannot be analysed is tried once."""
+    analysis, and a case whose gold cannot be analysed is tried once. The analyses not in
+    ``cached`` are made over every core when there are ``spread_from`` or more."""
     cases = case_set.by_id()
     dialect, code = case_set.domain.dialect, code_fingerprint()
-    memo: dict[tuple[str, str | None], ItemAnalysis | SqlAnalysisError] = {}
-    made: dict[str, ItemAnalysis] = {}
-    reused = 0
-    analyses: list[ItemAnalysis] = []
-    failed: list[str] = []
+    stored: dict[tuple[str, str | None], str] = {}  # memo key -> cache key
     for item in items:
         case = cases[item.case_id]
         sql = candidate_sql(outcomes.get(item.item_id))
-        key = (case.id, sql)
-        if key not in memo:
+        if (case.id, sql) not in stored:
             schema = schemas[case.db_id]
-            stored = cache_key(case.gold_sql, sql, dialect, schema, code)
-            if stored in cached:
-                memo[key] = _recase(cached[stored], case.id)
-                reused += 1
-            else:
-                try:
-                    memo[key] = made[stored] = _analyse(case, sql, dialect, schema)
-                except SqlAnalysisError as error:
-                    if not skip_failures:
-                        raise
-                    memo[key] = error
-        found = memo[key]
+            stored[case.id, sql] = cache_key(case.gold_sql, sql, dialect, schema, code)
+    memo: dict[tuple[str, str | None], ItemAnalysis | SqlAnalysisError] = {
+        key: _recase(cached[digest], key[0]) for key, digest in stored.items() if digest in cached
+    }
+    todo = [key for key in stored if key not in memo]
+    jobs = [(cases[case_id], sql, dialect, schemas[cases[case_id].db_id]) for case_id, sql in todo]
+    made: dict[str, ItemAnalysis] = {}
+    for key, result in zip(todo, spread(_analysed, jobs, spread_from, startup_jobs), strict=True):
+        if isinstance(result, SqlAnalysisError) and not skip_failures:
+            raise result
+        memo[key] = result
+        if isinstance(result, ItemAnalysis):
+            made[stored[key]] = result
+    analyses: list[ItemAnalysis] = []
+    failed: list[str] = []
+    for item in items:
+        found = memo[item.case_id, candidate_sql(outcomes.get(item.item_id))]
         if isinstance(found, SqlAnalysisError):
             failed.append(item.item_id)
         else:
             analyses.append(_retag(found, item.item_id))
-    return Analysed(analyses, failed, made, reused)
+    return Analysed(analyses, failed, made, len(stored) - len(todo))
+
+
+def _analysed(job: tuple[Case, str | None, str, Schema]) -> ItemAnalysis | SqlAnalysisError:
+    """One analysis, its failure returned as a value (:func:`spread` runs it in a pool)."""
+    try:
+        return _analyse(*job)
+    except SqlAnalysisError as error:
+        return error
 
 
 def _retag(analysis: ItemAnalysis, item_id: str) -> ItemAnalysis:

@@ -14,6 +14,7 @@ from sqlglot.optimizer.scope import Scope, traverse_scope, walk_in_scope
 
 from t2s_pipeline.cases import Case, Domain
 from t2s_pipeline.errors import SqlAnalysisError
+from t2s_pipeline.spread import spread
 from t2s_pipeline.sql.parse import parse_one_query
 from t2s_pipeline.sql.qualify import qualify_query
 from t2s_pipeline.sql.render import render
@@ -205,21 +206,30 @@ def _is_plain_inner(join: exp.Join) -> bool:
     )
 
 
-def find_twins(cases: tuple[Case, ...], domain: Domain) -> dict[str, frozenset[str]]:
+def find_twins(
+    cases: tuple[Case, ...], domain: Domain, **spreading: int
+) -> dict[str, frozenset[str]]:
     """Map each case id to the ids of its twins (same canonical gold query), itself excluded.
 
-    Cases whose gold SQL cannot be canonicalised have no twins.
+    Cases whose gold SQL cannot be canonicalised have no twins. Many cases are canonicalised
+    over every core (``spreading``: :func:`t2s_pipeline.spread.spread`'s thresholds).
     """
     schemas = domain_schemas(cases, domain)
+    jobs = [(case.gold_sql, domain.dialect, schemas[case.db_id]) for case in cases]
     groups: dict[tuple[str | None, str], set[str]] = {}
-    for case in cases:
-        try:
-            canonical = canonical_form(case.gold_sql, domain.dialect, schemas[case.db_id])
-        except SqlAnalysisError:
-            continue
-        groups.setdefault((case.db_id, canonical), set()).add(case.id)
+    for case, canonical in zip(cases, spread(_canonical_or_none, jobs, **spreading), strict=True):
+        if canonical is not None:
+            groups.setdefault((case.db_id, canonical), set()).add(case.id)
     twins: dict[str, frozenset[str]] = {case.id: frozenset() for case in cases}
     for members in groups.values():
         for member in members:
             twins[member] = frozenset(members - {member})
     return twins
+
+
+def _canonical_or_none(job: tuple[str, str, Schema]) -> str | None:
+    """The canonical form of one gold query, None when it cannot be canonicalised."""
+    try:
+        return canonical_form(*job)
+    except SqlAnalysisError:
+        return None

@@ -10,6 +10,7 @@ import pytest
 
 from t2s_pipeline.cases import CaseSet, load_cases
 from t2s_pipeline.run import analyse as ev
+from t2s_pipeline.sql.canonical import find_twins
 from t2s_pipeline.sql.schema import domain_schemas
 from t2s_pipeline.store import ResultsStore
 from t2s_pipeline.sut.client import ItemOutcome, build_items
@@ -100,3 +101,30 @@ def test_a_second_run_reuses_the_stored_analyses_of_identical_sql(
     assert len(calls) == 1 and other.reused == len(cases) - 1
     key = ev.cache_key(cases[0].gold_sql, None, "duckdb", schemas[cases[0].db_id], "c")
     assert key != ev.cache_key(cases[0].gold_sql, None, "duckdb", schemas[cases[0].db_id], "d")
+
+
+def test_analyses_and_twins_spread_over_processes_equal_those_made_in_one(
+    warehouse: Path,
+) -> None:
+    """A large batch is cut into parts analysed by fresh interpreters: every analysis, every
+    failure and every twin comes back in order, equal to the one-process result (here forced
+    on the demo's cases; by default from 500 analyses)."""
+    case_set = demo_cases(warehouse)
+    cases = case_set.cases[:40]
+    broken = dataclasses.replace(cases[1], gold_sql="SELECT FROM WHERE (")
+    case_set = dataclasses.replace(case_set, cases=(cases[0], broken, *cases[2:]))
+    items = build_items(case_set, {}, "all")
+    answered = {
+        i.item_id: ItemOutcome(i.item_id, AskResponse(sql=sql), None, None, 200, None, 1, 0.0)
+        for i, sql in zip(items, ["SELECT 2", "SELECT nonsense FROM", None] * 40, strict=False)
+        if sql is not None
+    }
+    schemas = domain_schemas(case_set.cases, case_set.domain)
+    one = ev._analyse_all(case_set, items, answered, schemas, {}, True, spread_from=10**9)
+    spread = ev._analyse_all(
+        case_set, items, answered, schemas, {}, True, spread_from=0, startup_jobs=0
+    )
+    assert spread == one and one.failed == [i.item_id for i in items if i.case_id == broken.id]
+    assert len(one.analyses) == len(items) - 3
+    twins_one = find_twins(case_set.cases, case_set.domain, spread_from=10**9)
+    assert find_twins(case_set.cases, case_set.domain, spread_from=0, startup_jobs=0) == twins_one
