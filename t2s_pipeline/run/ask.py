@@ -11,6 +11,7 @@ from contextlib import ExitStack, contextmanager
 import pandas as pd
 
 from t2s_pipeline.agent.app import AgentSettings, build_app
+from t2s_pipeline.agent.process import serve_in_process
 from t2s_pipeline.agent.server import serve_in_thread
 from t2s_pipeline.cases import CaseSet
 from t2s_pipeline.config import RunConfig
@@ -18,6 +19,7 @@ from t2s_pipeline.errors import SutError
 from t2s_pipeline.run.context import RunContext, StageResult
 from t2s_pipeline.run.items import items_from_frame
 from t2s_pipeline.run.rows import write
+from t2s_pipeline.spread import SPREAD_FROM, cores
 from t2s_pipeline.sut.client import Item, ItemOutcome, SutClient
 from t2s_pipeline.sut.contract import AskResponse, RetrieveResponse
 from t2s_pipeline.sut.factory import http_client, http_settings, python_client
@@ -94,8 +96,11 @@ def outcomes_from_frames(responses: pd.DataFrame, probes: pd.DataFrame) -> dict[
 
 
 @contextmanager
-def open_client(config: RunConfig, case_set: CaseSet) -> Iterator[SutClient]:
-    """The client a configuration names; the built-in agent is served on loopback for the run."""
+def open_client(
+    config: RunConfig, case_set: CaseSet, items: int = 0, own_process_from: int = SPREAD_FROM
+) -> Iterator[SutClient]:
+    """The client a configuration names; the built-in agent is served on loopback for the run,
+    in its own process (on another core) when ``items`` reach ``own_process_from``."""
 
     with ExitStack() as stack:
         client: SutClient
@@ -108,7 +113,10 @@ def open_client(config: RunConfig, case_set: CaseSet) -> Iterator[SutClient]:
             client = python_client(config)
         else:
             agent = AgentSettings.from_sut(config.sut)
-            url = stack.enter_context(serve_in_thread(build_app(case_set, settings=agent)))
+            if items >= own_process_from and cores() > 1:
+                url = stack.enter_context(serve_in_process(case_set, agent))
+            else:
+                url = stack.enter_context(serve_in_thread(build_app(case_set, settings=agent)))
             client = HttpSutClient(http_settings(config, base_url=url))
         stack.callback(client.close)
         yield client
@@ -180,7 +188,7 @@ def isolation(client: SutClient, warn: Callable[[str], None]) -> bool:
 def materialise(run: RunContext) -> StageResult:
     """Ask the SUT every item over its API (and probe its retriever), recording every failure."""
     run_items = items_from_frame(run.store.read("items", run.run_id))
-    with open_client(run.spec.config, run.case_set) as client:
+    with open_client(run.spec.config, run.case_set, len(run_items)) as client:
         isolated = isolation(client, run.warn)
         outcomes = asyncio.run(client.ask_all(run_items, run.run_id, run.progress("asked")))
     by_id = {i.item_id: i for i in run_items}

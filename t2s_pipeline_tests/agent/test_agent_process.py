@@ -1,0 +1,33 @@
+"""The built-in agent in its own interpreter answers exactly as in a thread, and stops."""
+
+from __future__ import annotations
+
+import asyncio
+
+import httpx
+import pytest
+
+from t2s_pipeline.agent.app import AgentSettings, build_app
+from t2s_pipeline.agent.process import serve_in_process
+from t2s_pipeline.agent.server import serve_in_thread
+from t2s_pipeline.sut.client import ItemOutcome, build_items
+from t2s_pipeline.sut.http import HttpSettings, HttpSutClient
+from t2s_pipeline_tests.agent.sample import TWINS, sample_case_set
+
+
+def _answers(url: str) -> list[tuple[object, ...]]:
+    items = build_items(sample_case_set(), TWINS)
+    with HttpSutClient(HttpSettings(url, concurrency=4)) as client:
+        outcomes: list[ItemOutcome] = asyncio.run(client.ask_all(items, "own-process"))
+    return [(o.item_id, o.response, o.probe, o.error_class) for o in outcomes]
+
+
+def test_the_agent_in_its_own_process_answers_as_in_a_thread_and_stops() -> None:
+    settings = AgentSettings(examples_k=2)
+    with serve_in_thread(build_app(sample_case_set(), settings=settings)) as url:
+        in_thread = _answers(url)
+    with serve_in_process(sample_case_set(), settings) as url:
+        in_process = _answers(url)
+    assert in_process == in_thread and all(a[1] is not None for a in in_process)
+    with pytest.raises(httpx.ConnectError):  # the child stopped with the block
+        httpx.get(url + "/v1/health", timeout=5)
