@@ -20,6 +20,7 @@ the other's. A statement the binder rejects (no such table or column) fails as i
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from typing import Any
 
 import duckdb
@@ -61,8 +62,12 @@ STATE_FUNCTIONS = frozenset(
 )
 """Scalar functions that answer with the database's own state rather than the data."""
 
+Refusing = Callable[[dict[str, Any]], str | None]
+"""Why a node of a tree is refused, or None."""
+
 _PLAN = "SELECT json_serialize_plan(?::VARCHAR)"
 _PARSE = "SELECT json_serialize_sql(?::VARCHAR)"
+_BOTH = "SELECT json_serialize_sql(?::VARCHAR), json_serialize_plan(?::VARCHAR)"
 
 
 def check_plan(cursor: duckdb.DuckDBPyConnection, sql: str) -> None:
@@ -79,50 +84,94 @@ def check_plan(cursor: duckdb.DuckDBPyConnection, sql: str) -> None:
     ...
     t2s_pipeline.execution.engine.DatabaseRefusal: the statement calls json_serialize_plan, which reads the database's own state
     """
-    _check_calls(_tree(cursor, _PARSE, sql))
-    plan = _tree(cursor, _PLAN, sql)
-    refusals: list[str] = []
+    both = _both_texts(cursor, sql)
+    for index, (query, refusal_of) in enumerate(((_PARSE, _call_refusal), (_PLAN, _plan_refusal))):
+        text = both[index] if both is not None else _text(cursor, query, sql)
+        refusal = _first_refusal(text, refusal_of)
+        if refusal is not None:
+            raise DatabaseRefusal(refusal)
+
+
+def _both_texts(cursor: duckdb.DuckDBPyConnection, sql: str) -> tuple[str | None, ...] | None:
+    """The parse tree and the bound plan as JSON text, asked for in one statement; None when
+    DuckDB raises for it (each is then asked for on its own, and fails as it would alone)."""
+    try:
+        row = cursor.execute(_BOTH, [sql, sql]).fetchone()
+    except duckdb.Error:
+        return None
+    return (row[0], row[1]) if row else (None, None)
+
+
+def _text(cursor: duckdb.DuckDBPyConnection, query: str, sql: str) -> str | None:
+    """DuckDB's parse tree (``_PARSE``) or bound plan (``_PLAN``) of ``sql`` as JSON text."""
+    try:
+        row = cursor.execute(query, [sql]).fetchone()
+    except duckdb.Error as error:
+        raise QueryFailed(first_line(str(error))) from error
+    return row[0] if row else None
+
+
+def _call_refusal(node: dict[str, Any]) -> str | None:
+    """Why a node of DuckDB's parse tree is refused: a call to a state function as written
+    (the binder folds some into constants, ``json_serialize_plan('...')``, so the calls as
+    written are read too)."""
+    if node.get("class") != "FUNCTION":
+        return None
+    name = str(node.get("function_name") or "").lower()
+    if name in STATE_FUNCTIONS:
+        return f"the statement calls {name}, which reads the database's own state"
+    return None
+
+
+def _plan_refusal(node: dict[str, Any]) -> str | None:
+    """Why a node of the bound plan is refused: a scan of something other than data, or a call
+    to a state function."""
+    name = _called(node)
+    if name is None:
+        return None
+    if node.get("type") == "LOGICAL_GET" and name not in SCANS:
+        return f"the plan reads {name}, which is not data"
+    if name in STATE_FUNCTIONS:
+        return f"the plan calls {name}, which reads the database's own state"
+    return None
+
+
+def _first_refusal(text: str | None, refusal_of: Refusing) -> str | None:
+    """The first refused node of a tree given as JSON ``text``, in reading order.
+
+    Each node is looked at once as the JSON is decoded; only a tree with a refused node is
+    walked again, depth first, to name the first one."""
+    flagged: list[str] = []
+
+    def look(node: dict[str, Any]) -> dict[str, Any]:
+        refusal = refusal_of(node)
+        if refusal is not None:
+            flagged.append(refusal)
+        return node
+
+    tree = _decode(text, look)
+    if not flagged:
+        return None
+    found: list[str] = []
 
     def visit(node: dict[str, Any], ctes: frozenset[str]) -> list[tuple[Any, frozenset[str]]]:
-        name = _called(node)
-        if name is not None and not refusals:
-            if node.get("type") == "LOGICAL_GET" and name not in SCANS:
-                refusals.append(f"the plan reads {name}, which is not data")
-            elif name in STATE_FUNCTIONS:
-                refusals.append(f"the plan calls {name}, which reads the database's own state")
-        return [] if refusals else [(child, ctes) for child in node.values()]
-
-    walk_tree(plan, visit)
-    if refusals:
-        raise DatabaseRefusal(refusals[0])
-
-
-def _check_calls(tree: dict[str, Any]) -> None:
-    """The binder folds some state functions into constants (``json_serialize_plan('...')``), so
-    the calls as written are read too, in DuckDB's own parse tree."""
-    refusals: list[str] = []
-
-    def visit(node: dict[str, Any], ctes: frozenset[str]) -> list[tuple[Any, frozenset[str]]]:
-        name = str(node.get("function_name") or "").lower()
-        if node.get("class") == "FUNCTION" and name in STATE_FUNCTIONS:
-            refusals.append(f"the statement calls {name}, which reads the database's own state")
+        refusal = refusal_of(node)
+        if refusal is not None:
+            found.append(refusal)
             return []
         return [(child, ctes) for child in node.values()]
 
     walk_tree(tree, visit)
-    if refusals:
-        raise DatabaseRefusal(refusals[0])
+    return found[0] if found else flagged[0]
 
 
-def _tree(cursor: duckdb.DuckDBPyConnection, query: str, sql: str) -> dict[str, Any]:
-    """DuckDB's parse tree (``_PARSE``) or bound plan (``_PLAN``) of ``sql``, as JSON."""
+def _decode(text: str | None, look: Callable[[dict[str, Any]], dict[str, Any]]) -> dict[str, Any]:
+    """A tree from DuckDB's JSON text, ``look`` called on every mapping as it is decoded; an
+    error DuckDB reported in it is raised."""
     try:
-        row = cursor.execute(query, [sql]).fetchone()
-        tree = json.loads(row[0]) if row and row[0] else {"error": True}
+        tree = json.loads(text, object_hook=look) if text else {"error": True}
     except RecursionError as error:
         raise DatabaseRefusal("the statement is nested too deeply to check") from error
-    except duckdb.Error as error:
-        raise QueryFailed(first_line(str(error))) from error
     if tree.get("error"):
         message = first_line(str(tree.get("error_message") or "DuckDB cannot read it"))
         if tree.get("error_type") == "not implemented":

@@ -81,7 +81,7 @@ class GuardedExecutor:
     def run(self, sql: str) -> QueryOutcome:
         """Run one statement through the enabled layers and the bounds; never raises for it."""
         started = time.perf_counter()
-        return self._finish(self._ready(sql), started)
+        return self.finish(self.ready(sql), started)
 
     def run_all(self, statements: Iterable[str]) -> Iterator[QueryOutcome]:
         """Run statements in order, each exactly as :meth:`run` would; yields their outcomes.
@@ -94,10 +94,10 @@ class GuardedExecutor:
         readied ahead, and one the caller abandons is released, never run.
         """
         with ThreadPoolExecutor(max_workers=1, thread_name_prefix="t2s-ready") as pool:
-            ahead: deque[Future[_Ready]] = deque()
+            ahead: deque[Future[Ready]] = deque()
             try:
                 for sql in statements:
-                    ahead.append(pool.submit(self._ready, sql))
+                    ahead.append(pool.submit(self.ready, sql))
                     if len(ahead) > 1:
                         yield self._finish_next(ahead)
                 while ahead:
@@ -105,48 +105,50 @@ class GuardedExecutor:
             finally:
                 for future in ahead:
                     if future.exception() is None:
-                        self._release(future.result())
+                        self.release(future.result())
 
-    def _finish_next(self, ahead: deque[Future[_Ready]]) -> QueryOutcome:
+    def _finish_next(self, ahead: deque[Future[Ready]]) -> QueryOutcome:
         ready = ahead.popleft().result()
-        return self._finish(ready, time.perf_counter())
+        return self.finish(ready, time.perf_counter())
 
-    def _ready(self, sql: str) -> _Ready:
+    def ready(self, sql: str) -> Ready:
         """Everything before ``sql`` runs: the filter (if on), the row limit, the database
-        layer's reading. Refusals and ordinary failures are values."""
+        layer's reading. Refusals and ordinary failures are values. What :meth:`run` does
+        first; a worker readies the next statement with it while the current one runs."""
         unencodable = _unencodable_at(sql)
         if unencodable is not None:
             reason = (
                 f"the statement is not UTF-8 text (a lone surrogate at character {unencodable}); "
                 "no database driver can send it"
             )
-            return _Ready(sql, refusal=Refusal(LIMITS, reason))
+            return Ready(sql, refusal=Refusal(LIMITS, reason))
         if len(sql) > MAX_STATEMENT_CHARS:
             # Before any reading: tokenizing a 7 MB IN-list to measure its nesting took 2.9 s.
             reason = (
                 f"the statement is {len(sql):,} characters; the limit is {MAX_STATEMENT_CHARS:,}"
             )
-            return _Ready(sql, refusal=Refusal(LIMITS, reason))
+            return Ready(sql, refusal=Refusal(LIMITS, reason))
         depth = nesting_depth(sql)
         if depth > MAX_NESTING:
             reason = f"the statement nests {depth} parentheses deep; the limit is {MAX_NESTING}"
-            return _Ready(sql, refusal=Refusal(LIMITS, reason))
+            return Ready(sql, refusal=Refusal(LIMITS, reason))
         if FILTER in self.guard.layers:
             verdict = self.statement_filter.check(sql)
             if verdict is not None:
-                return _Ready(sql, refusal=verdict)
+                return Ready(sql, refusal=verdict)
         statement = sql
         if self.guard.row_limit is not None:
             statement = with_row_limit(sql, self.guard.dialect, self.guard.row_limit)
         try:
-            return _Ready(sql, prepared=self._backend.prepare(statement))
+            return Ready(sql, prepared=self._backend.prepare(statement))
         except DatabaseRefusal as refusal:
-            return _Ready(sql, refusal=Refusal(refusal.layer, refusal.reason, refusal.timed_out))
+            return Ready(sql, refusal=Refusal(refusal.layer, refusal.reason, refusal.timed_out))
         except QueryFailed as failure:
-            return _Ready(sql, error=str(failure))
+            return Ready(sql, error=str(failure))
 
-    def _finish(self, ready: _Ready, started: float) -> QueryOutcome:
-        """Run a readied statement within the bounds (or report why it does not run)."""
+    def finish(self, ready: Ready, started: float) -> QueryOutcome:
+        """Run a readied statement within the bounds (or report why it does not run); its
+        time counts from ``started``."""
         if ready.refusal is not None:
             refusal = ready.refusal
             return self._refused(
@@ -172,7 +174,8 @@ class GuardedExecutor:
             seconds=_since(started),
         )
 
-    def _release(self, ready: _Ready) -> None:
+    def release(self, ready: Ready) -> None:
+        """Let go of a readied statement that will not run."""
         if ready.prepared is not None:
             self._backend.release(ready.prepared)
 
@@ -208,7 +211,7 @@ class GuardedExecutor:
 
 
 @dataclass(frozen=True)
-class _Ready:
+class Ready:
     """A statement readied to run (``prepared``), or why it will not: a refusal by either
     layer, or an ordinary failure of the database's reading of it (``error``)."""
 

@@ -34,6 +34,7 @@ import threading
 import time
 from collections import deque
 from collections.abc import Iterable, Iterator
+from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import replace
 from multiprocessing.connection import Connection
 from types import TracebackType
@@ -50,7 +51,7 @@ WALL_GRACE_S = 2.0
 OPEN_TIMEOUT_S = 120.0
 """How long opening a database in a worker may take (a DuckDB snapshot is built on first use)."""
 _POOL_SIZE = 4
-_AHEAD = 2
+_AHEAD = 3
 """Statements handed to a worker before the first one's answer is read (see ``run_all``)."""
 WORN_SHARE = 0.25
 """A worker that has lost this share of the headroom it had after opening is replaced."""
@@ -328,51 +329,105 @@ _ENTRY = "import sys; from t2s_pipeline.execution.worker import main; main(sys.a
 
 
 def serve(conn: Connection, memory_mb: int) -> None:
-    """The worker's loop: open, run and close executors until the pipe closes."""
-    from t2s_pipeline.execution.executor import open_executor  # the worker imports what it runs
+    """The worker's loop: open, run and close executors until the pipe closes.
 
+    Requests are served in the order they came. While a statement runs, the next request is
+    looked at: when it is a statement too, a helper thread readies it (filter, row limit, the
+    database layer's reading) meanwhile, as ``GuardedExecutor.run_all`` does in one process, so
+    the checks of one statement overlap the database running the one before."""
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # the parent decides when a worker ends
     limit = memory_mb * 1024 * 1024
     resource.setrlimit(resource.RLIMIT_AS, (limit, limit))
     resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
-    executor: Any = None
-    opened = address_space()
-    while True:
+    with ThreadPoolExecutor(max_workers=1, thread_name_prefix="t2s-ready") as pool:
+        _Serving(conn, memory_mb, limit, pool).loop()
+
+
+class _Serving:
+    """The worker's state: its open executor, the requests read but not served yet, and the
+    readying of the next statement."""
+
+    def __init__(
+        self, conn: Connection, memory_mb: int, limit: int, pool: ThreadPoolExecutor
+    ) -> None:
+        self.conn = conn
+        self.memory_mb = memory_mb
+        self.limit = limit
+        self.pool = pool
+        self.executor: Any = None
+        self.opened = address_space()
+        self.pending: deque[tuple[Any, ...]] = deque()
+        self.ahead: Future[Any] | None = None
+        """The readying of ``pending[0]``, a statement."""
+
+    def loop(self) -> None:
+        while (message := self._next()) is not None:
+            kind = message[0]
+            if kind == "open":
+                self._open(message[1], message[2], message[3])
+            elif kind == "run":
+                readied, self.ahead = self.ahead, None
+                started = time.perf_counter()
+                if readied is None:
+                    readied = self.pool.submit(self.executor.ready, message[1])
+                self._ready_next()
+                outcome = _run(self.executor, readied, started, message[2], self.memory_mb)
+                self.conn.send(("outcome", outcome, _worn(self.limit, self.opened)))
+            elif kind == "close":
+                self._close()
+                self.conn.send(("closed",))
+
+    def _next(self) -> tuple[Any, ...] | None:
+        """The next request (None: the pipe closed)."""
+        if self.pending:
+            return self.pending.popleft()
         try:
-            message = conn.recv()
+            message: tuple[Any, ...] = self.conn.recv()
         except (EOFError, OSError):
-            break
-        kind = message[0]
-        if kind == "open":
-            if executor is not None:
-                executor.close()
+            return None
+        return message
+
+    def _ready_next(self) -> None:
+        """Start readying the next request when one is waiting and it is a statement."""
+        if not self.pending:
             try:
-                executor = open_executor(message[1], message[2], message[3])
-                opened = address_space()
-                conn.send(("ok", executor.engine))
-            except Exception as error:  # every failure to open is reported, never a crash
-                executor = None
-                conn.send(("error", str(error) or type(error).__name__))
-        elif kind == "run":
-            outcome = _run(executor, message[1], message[2], memory_mb)
-            conn.send(("outcome", outcome, _worn(limit, opened)))
-        elif kind == "close":
-            if executor is not None:
-                with contextlib.suppress(Exception):
-                    executor.close()
-            executor = None
-            conn.send(("closed",))
+                if self.conn.poll(0):
+                    self.pending.append(self.conn.recv())
+            except (EOFError, OSError):
+                return  # the pipe closed: noticed at the next read
+        if self.pending and self.pending[0][0] == "run":
+            self.ahead = self.pool.submit(self.executor.ready, self.pending[0][1])
+
+    def _open(self, target: str, guard: Guard, level: int) -> None:
+        from t2s_pipeline.execution.executor import open_executor  # the worker imports what it runs
+
+        self._close()
+        try:
+            self.executor = open_executor(target, guard, level)
+            self.opened = address_space()
+            self.conn.send(("ok", self.executor.engine))
+        except Exception as error:  # every failure to open is reported, never a crash
+            self.executor = None
+            self.conn.send(("error", str(error) or type(error).__name__))
+
+    def _close(self) -> None:
+        if self.executor is not None:
+            with contextlib.suppress(Exception):
+                self.executor.close()
+        self.executor = None
 
 
-def _run(executor: Any, sql: str, cpu_s: float, memory_mb: int) -> QueryOutcome:
+def _run(
+    executor: Any, readied: Future[Any], started: float, cpu_s: float, memory_mb: int
+) -> QueryOutcome:
+    """Finish one readied statement under the CPU, memory and result-size limits."""
     used = resource.getrusage(resource.RUSAGE_SELF)
     spent = used.ru_utime + used.ru_stime
     soft = int(spent + cpu_s) + 1
     # Only the soft limit moves: past it the kernel sends SIGXCPU, which ends the worker.
     resource.setrlimit(resource.RLIMIT_CPU, (soft, resource.RLIM_INFINITY))
-    started = time.perf_counter()
     try:
-        outcome: QueryOutcome = executor.run(sql)
+        outcome: QueryOutcome = executor.finish(readied.result(), started)
     except MemoryError:
         return _limits(f"memory limit: the statement needed more than {memory_mb} MB", started)
     text = f"{outcome.reason or ''} {outcome.error or ''}".lower()

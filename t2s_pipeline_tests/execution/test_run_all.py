@@ -4,8 +4,12 @@ from __future__ import annotations
 
 import hashlib
 import logging
+import resource
 import shutil
+import socket
 import threading
+from concurrent.futures import ThreadPoolExecutor
+from multiprocessing.connection import Connection
 from pathlib import Path
 from typing import Any
 
@@ -14,6 +18,8 @@ import pytest
 from t2s_pipeline.demo.schema import ALLOWED_SCHEMAS
 from t2s_pipeline.execution import Guard, open_executor
 from t2s_pipeline.execution.guard import FILTER
+from t2s_pipeline.execution.outcome import QueryOutcome
+from t2s_pipeline.execution.worker import _AHEAD, _Serving
 
 BATCH = [
     "SELECT count(*) FROM sales.orders",
@@ -166,7 +172,7 @@ def test_a_contained_batch_hands_the_next_statement_ahead_and_survives_a_replace
         one_by_one = [_summary(executor.run(sql)) for sql in batch]
         outcomes = executor.run_all(batch)
         first = _summary(next(outcomes))
-        assert executor._worker is not None and executor._worker.unanswered == 1
+        assert executor._worker is not None and executor._worker.unanswered == _AHEAD - 1
         batched = [first, *(_summary(o) for o in outcomes)]
     assert batched[1][0] is True and batched[1][1] == "limits"
     assert batched == one_by_one
@@ -186,3 +192,46 @@ def test_an_abandoned_contained_batch_leaves_no_stale_answer(warehouse: Path) ->
         assert executor.run("SELECT 5").rows == [(5,)]
     with open_executor(str(warehouse), guard) as executor:
         assert executor.run("SELECT 6").rows == [(6,)]
+
+
+def test_the_worker_readies_the_next_statement_while_one_runs() -> None:
+    """Inside the worker, a statement waiting in the pipe is readied on the helper thread while
+    the one before runs: the first statement's run waits for the second's readying (it would
+    time out if the readying only started after it), and answers come back in order."""
+    second_readied = threading.Event()
+    calls: list[tuple[str, str]] = []
+
+    class Executor:
+        guard = Guard(allowed_schemas=ALLOWED_SCHEMAS)
+
+        def ready(self, sql: str) -> str:
+            calls.append(("ready", sql))
+            if sql == "second":
+                second_readied.set()
+            return sql
+
+        def finish(self, ready: str, started: float) -> QueryOutcome:
+            calls.append(("finish", ready))
+            waited = second_readied.wait(10) if ready == "first" else True
+            return QueryOutcome(False, None, None, ("waited",), rows=[(waited,)])
+
+    parent, child = socket.socketpair()
+    ours, theirs = Connection(parent.detach()), Connection(child.detach())
+    for sql in ("first", "second"):
+        ours.send(("run", sql, 1e6))
+    ours.send(("close",))
+    soft, hard = resource.getrlimit(resource.RLIMIT_CPU)
+    try:
+        with ThreadPoolExecutor(max_workers=1) as pool:
+            serving = _Serving(theirs, 1024, 1 << 40, pool)
+            serving.executor = Executor()
+            server = threading.Thread(target=serving.loop)
+            server.start()
+            answers = [ours.recv() for _ in range(3)]
+            ours.close()
+            server.join(10)
+    finally:
+        resource.setrlimit(resource.RLIMIT_CPU, (soft, hard))
+    assert [a[1].rows for a in answers[:2]] == [[(True,)], [(True,)]]
+    assert answers[2] == ("closed",)
+    assert calls.index(("ready", "second")) < calls.index(("finish", "second"))
