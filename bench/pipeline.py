@@ -33,8 +33,14 @@ SUT_STEPS = {"sut_responses"}
 DB_STEPS = {"gold_results", "candidate_results"}
 
 
-def replicate_cases(target: Path, warehouse: Path, n_items: int) -> None:
-    """Copy the demo cases until there are ``n_items`` main-phrasing items, fresh ids each."""
+def replicate_cases(
+    target: Path, warehouse: Path, n_items: int, identical_copies: bool = False
+) -> None:
+    """Copy the demo cases until there are ``n_items`` main-phrasing items, fresh ids each.
+
+    Each copy's gold SQL opens with its own comment line (``-- copy N``), so no two cases share
+    a gold text: a cache keyed by SQL text helps this benchmark no more than a project whose
+    cases are all different (``identical_copies`` keeps the texts equal, as before)."""
     target.mkdir(parents=True)
     domain = yaml.safe_load((REPO / "cases/erp/domain.yaml").read_text())
     domain["database"] = str(warehouse)
@@ -47,7 +53,10 @@ def replicate_cases(target: Path, warehouse: Path, n_items: int) -> None:
     for index in range(n_items):
         source = sources[index % len(sources)]
         data = yaml.safe_load(source.read_text())
-        data["id"] = f"{data['id']}-r{index // len(sources)}"
+        copy = index // len(sources)
+        data["id"] = f"{data['id']}-r{copy}"
+        if copy and not identical_copies:
+            data["gold_sql"] = f"-- copy {copy}\n{data['gold_sql']}"
         (target / f"{data['id']}.yaml").write_text(yaml.safe_dump(data, sort_keys=False))
 
 
@@ -150,6 +159,11 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--items", type=int, nargs="+", default=[1000])
     parser.add_argument(
+        "--identical-copies",
+        action="store_true",
+        help="copies of a case keep its gold SQL text (caches keyed by text then hit)",
+    )
+    parser.add_argument(
         "--plain",
         action="store_true",
         help="also evaluate without Dagster (python -m t2s_pipeline.run)",
@@ -162,7 +176,7 @@ def main() -> None:
         for n_items in args.items:
             root = base / f"n{n_items}"
             cases = root / "cases" / "bench"
-            replicate_cases(cases, warehouse, n_items)
+            replicate_cases(cases, warehouse, n_items, args.identical_copies)
             config = write_config(root, "bench", cases)
             settings = bench_settings(root, cases, config, warehouse)
             run_id, wall, steps = dagster_run(config, settings)

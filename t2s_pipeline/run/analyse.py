@@ -11,7 +11,7 @@ import hashlib
 import json
 import logging
 from collections.abc import Mapping, Sequence
-from dataclasses import asdict, dataclass, fields
+from dataclasses import asdict, dataclass, fields, replace
 
 import pandas as pd
 
@@ -30,7 +30,7 @@ from t2s_pipeline.scoring.summary import (
 )
 from t2s_pipeline.spread import SPREAD_FROM, STARTUP_JOBS, spread
 from t2s_pipeline.sql.analysis import OutputColumn
-from t2s_pipeline.sql.pair import analyse_pair
+from t2s_pipeline.sql.pair import analyse_candidate, analyse_pair
 from t2s_pipeline.sql.schema import Schema, domain_schemas
 from t2s_pipeline.store import ResultsStore
 from t2s_pipeline.sut.client import Item, ItemOutcome
@@ -52,6 +52,8 @@ class Analysed:
     """The analyses made here, by cache key (distinct SQL pairs)."""
     reused: int
     """Distinct SQL pairs whose analysis came from ``cached``."""
+    golds_reused: int = 0
+    """Pairs analysed here whose gold's analysis came from ``cached``."""
 
 
 def analyse_items(
@@ -86,11 +88,7 @@ def cache_key(gold_sql: str, candidate: str | None, dialect: str, schema: Schema
     ...     "SELECT 1", None, "duckdb", schema, "c2")
     False
     """
-    digest = hashlib.sha256()
-    for part in (code, dialect, schema_hash(schema), gold_sql, candidate or "\0none"):
-        digest.update(part.encode())
-        digest.update(b"\0")
-    return digest.hexdigest()
+    return _key(code, dialect, schema_hash(schema), gold_sql, candidate)
 
 
 def schema_hash(schema: Schema) -> str:
@@ -109,22 +107,36 @@ def _analyse_all(
     startup_jobs: int = STARTUP_JOBS,
 ) -> Analysed:
     """One memo over every item: phrasings of a case answered with the same SQL share one
-    analysis, and a case whose gold cannot be analysed is tried once. The analyses not in
-    ``cached`` are made over every core when there are ``spread_from`` or more."""
+    analysis, and a case whose gold cannot be analysed is tried once. A pair not in ``cached``
+    whose gold is (as the pair of that gold and no candidate) analyses only its candidate. The
+    analyses not in ``cached`` are made over every core when there are ``spread_from`` or more;
+    each made one is kept under its pair's key and, for its gold, under the gold's key."""
     cases = case_set.by_id()
     dialect, code = case_set.domain.dialect, code_fingerprint()
+    hashes = {db_id: schema_hash(schema) for db_id, schema in schemas.items()}
     stored: dict[tuple[str, str | None], str] = {}  # memo key -> cache key
+    gold_keys: dict[str, str] = {}  # case id -> cache key of its gold alone
     for item in items:
         case = cases[item.case_id]
         sql = candidate_sql(outcomes.get(item.item_id))
         if (case.id, sql) not in stored:
-            schema = schemas[case.db_id]
-            stored[case.id, sql] = cache_key(case.gold_sql, sql, dialect, schema, code)
+            shape = hashes[case.db_id]
+            stored[case.id, sql] = _key(code, dialect, shape, case.gold_sql, sql)
+            gold_keys.setdefault(case.id, _key(code, dialect, shape, case.gold_sql, None))
     memo: dict[tuple[str, str | None], ItemAnalysis | SqlAnalysisError] = {
         key: _recase(cached[digest], key[0]) for key, digest in stored.items() if digest in cached
     }
     todo = [key for key in stored if key not in memo]
-    jobs = [(cases[case_id], sql, dialect, schemas[cases[case_id].db_id]) for case_id, sql in todo]
+    jobs = [
+        (
+            cases[case_id],
+            sql,
+            dialect,
+            schemas[cases[case_id].db_id],
+            cached.get(gold_keys[case_id]),
+        )
+        for case_id, sql in todo
+    ]
     made: dict[str, ItemAnalysis] = {}
     for key, result in zip(todo, spread(_analysed, jobs, spread_from, startup_jobs), strict=True):
         if isinstance(result, SqlAnalysisError) and not skip_failures:
@@ -132,6 +144,9 @@ def _analyse_all(
         memo[key] = result
         if isinstance(result, ItemAnalysis):
             made[stored[key]] = result
+            gold_key = gold_keys[key[0]]
+            if gold_key not in cached and gold_key not in made:
+                made[gold_key] = _gold_alone(result)
     analyses: list[ItemAnalysis] = []
     failed: list[str] = []
     for item in items:
@@ -140,10 +155,25 @@ def _analyse_all(
             failed.append(item.item_id)
         else:
             analyses.append(_retag(found, item.item_id))
-    return Analysed(analyses, failed, made, len(stored) - len(todo))
+    golds_reused = sum(1 for job in jobs if job[4] is not None)
+    return Analysed(analyses, failed, made, len(stored) - len(todo), golds_reused)
 
 
-def _analysed(job: tuple[Case, str | None, str, Schema]) -> ItemAnalysis | SqlAnalysisError:
+def _key(code: str, dialect: str, shape: str, gold_sql: str, candidate: str | None) -> str:
+    """:func:`cache_key` with the schema's hash already taken."""
+    digest = hashlib.sha256()
+    for part in (code, dialect, shape, gold_sql, candidate or "\0none"):
+        digest.update(part.encode())
+        digest.update(b"\0")
+    return digest.hexdigest()
+
+
+Job = tuple[Case, str | None, str, Schema, ItemAnalysis | None]
+"""One analysis to make: the case, the candidate SQL, the dialect, the schema, and the gold's
+analysis when it is known already."""
+
+
+def _analysed(job: Job) -> ItemAnalysis | SqlAnalysisError:
     """One analysis, its failure returned as a value (:func:`spread` runs it in a pool)."""
     try:
         return _analyse(*job)
@@ -163,22 +193,55 @@ def _recase(analysis: ItemAnalysis, case_id: str) -> ItemAnalysis:
     )
 
 
-def _analyse(case: Case, candidate_sql: str | None, dialect: str, schema: Schema) -> ItemAnalysis:
+def _gold_alone(analysis: ItemAnalysis) -> ItemAnalysis:
+    """The analysis of the same gold with no candidate (what :func:`_analyse` gives for it)."""
+    return replace(
+        analysis,
+        item_id="",
+        candidate_columns=None,
+        candidate_components=None,
+        candidate_error="no SQL",
+        candidate_order_keys=None,
+    )
+
+
+def _analyse(
+    case: Case,
+    candidate_sql: str | None,
+    dialect: str,
+    schema: Schema,
+    gold: ItemAnalysis | None = None,
+) -> ItemAnalysis:
+    """The analysis of a gold and candidate pair; with ``gold`` (its gold's analysis, from an
+    earlier run) only the candidate is analysed."""
+    if gold is not None:
+        if not candidate_sql:
+            return _recase(_gold_alone(gold), case.id)
+        analysed, error = analyse_candidate(case.gold_sql, candidate_sql, dialect, schema)
+        return replace(
+            gold,
+            item_id="",
+            case_id=case.id,
+            candidate_columns=None if analysed is None else analysed.output_columns,
+            candidate_components=None if analysed is None else analysed.components,
+            candidate_error=error,
+            candidate_order_keys=None if analysed is None else analysed.order_keys,
+        )
     pair = analyse_pair(case.gold_sql, candidate_sql or "SELECT 1", dialect, schema)
-    gold = pair.gold
+    gold_side = pair.gold
     candidate = pair.candidate if candidate_sql else None
     error = pair.candidate_error if candidate_sql else "no SQL"
     return ItemAnalysis(
         item_id="",
         case_id=case.id,
-        required_tables=tuple(sorted(gold.required_tables)),
-        gold_columns=gold.output_columns,
-        gold_components=gold.components,
-        gold_ordered=gold.has_order_by,
+        required_tables=tuple(sorted(gold_side.required_tables)),
+        gold_columns=gold_side.output_columns,
+        gold_components=gold_side.components,
+        gold_ordered=gold_side.has_order_by,
         candidate_columns=None if candidate is None else candidate.output_columns,
         candidate_components=None if candidate is None else candidate.components,
         candidate_error=error,
-        gold_order_keys=gold.order_keys,
+        gold_order_keys=gold_side.order_keys,
         candidate_order_keys=None if candidate is None else candidate.order_keys,
     )
 
@@ -294,6 +357,7 @@ def materialise(run: RunContext) -> StageResult:
                 "gold_unparseable_items": len(analysed.failed),
                 "analyses_reused": analysed.reused,
                 "analyses_made": len(analysed.made),
+                "gold_analyses_reused": analysed.golds_reused,
                 "candidate_parse_errors": sum(
                     1 for a in analyses if a.candidate_error not in (None, "no SQL")
                 ),

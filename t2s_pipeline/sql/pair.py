@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from sqlglot import exp
+
 from t2s_pipeline.errors import SqlAnalysisError
 from t2s_pipeline.execution.registry import engine_speaking
 from t2s_pipeline.sql.analysis import QueryAnalysis, analyse_tree
@@ -39,23 +41,59 @@ def analyse_pair(
     >>> pair.candidate is not None and pair.candidate.has_limit
     False
     """
-    speaker = engine_speaking(dialect)
-    if speaker is not None and speaker.bare_double_quotes and schema is not None:
-        # SQLite reads "France" as a string when no column has that name; say so explicitly.
-        columns = frozenset(
-            column.lower()
-            for tables in schema.tables.values()
-            for table in tables.values()
-            for column in table
-        )
-        gold_sql = literal_double_quotes(gold_sql, columns)
-        candidate_sql = literal_double_quotes(candidate_sql, columns)
+    gold_sql, candidate_sql = _as_read(gold_sql, candidate_sql, dialect, schema)
     gold_tree = parse_one_query(gold_sql, dialect)
     gold = analyse_tree(gold_tree, dialect, schema, gold_sql)
+    candidate, error = _candidate(gold_tree, candidate_sql, dialect, schema, rules)
+    return PairAnalysis(gold=gold, candidate=candidate, candidate_error=error)
+
+
+def analyse_candidate(
+    gold_sql: str,
+    candidate_sql: str,
+    dialect: str,
+    schema: Schema | None,
+    rules: CleaningRules | None = None,
+) -> tuple[QueryAnalysis | None, str | None]:
+    """The candidate side of :func:`analyse_pair` alone, for a gold whose analysis is known:
+    the gold is parsed (the candidate is cleaned against it) but not analysed.
+
+    >>> candidate, error = analyse_candidate("SELECT 1 AS x", "SELECT 2 AS x LIMIT 9", "duckdb", None)
+    >>> candidate is not None and candidate.has_limit, error
+    (False, None)
+    """
+    gold_sql, candidate_sql = _as_read(gold_sql, candidate_sql, dialect, schema)
+    return _candidate(parse_one_query(gold_sql, dialect), candidate_sql, dialect, schema, rules)
+
+
+def _as_read(
+    gold_sql: str, candidate_sql: str, dialect: str, schema: Schema | None
+) -> tuple[str, str]:
+    """Both texts as the engine reads them: SQLite reads ``"France"`` as a string when no
+    column has that name, so such literals are said explicitly."""
+    speaker = engine_speaking(dialect)
+    if speaker is None or not speaker.bare_double_quotes or schema is None:
+        return gold_sql, candidate_sql
+    columns = frozenset(
+        column.lower()
+        for tables in schema.tables.values()
+        for table in tables.values()
+        for column in table
+    )
+    return literal_double_quotes(gold_sql, columns), literal_double_quotes(candidate_sql, columns)
+
+
+def _candidate(
+    gold_tree: exp.Expr,
+    candidate_sql: str,
+    dialect: str,
+    schema: Schema | None,
+    rules: CleaningRules | None,
+) -> tuple[QueryAnalysis | None, str | None]:
+    """The cleaned candidate's analysis, or None and why it does not parse."""
     try:
         candidate_tree = parse_one_query(candidate_sql, dialect)
     except SqlAnalysisError as error:
-        return PairAnalysis(gold=gold, candidate=None, candidate_error=str(error))
+        return None, str(error)
     cleaned = clean_candidate(candidate_tree, gold_tree, rules)
-    candidate = analyse_tree(cleaned, dialect, schema, candidate_sql)
-    return PairAnalysis(gold=gold, candidate=candidate, candidate_error=None)
+    return analyse_tree(cleaned, dialect, schema, candidate_sql), None

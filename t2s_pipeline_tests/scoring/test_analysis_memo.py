@@ -98,9 +98,49 @@ def test_a_second_run_reuses_the_stored_analyses_of_identical_sql(
         items[0].item_id: ItemOutcome(items[0].item_id, response, None, None, 200, None, 1, 0.0)
     }
     other = ev.safe_analyse_items(case_set, items, answered, schemas, ev.load_cache(store))
-    assert len(calls) == 1 and other.reused == len(cases) - 1
+    # the new pair's gold was stored (as the gold with no candidate): only its candidate is read
+    assert calls == [] and other.reused == len(cases) - 1 and other.golds_reused == 1
+    assert other.analyses == ev.safe_analyse_items(case_set, items, answered, schemas).analyses
     key = ev.cache_key(cases[0].gold_sql, None, "duckdb", schemas[cases[0].db_id], "c")
     assert key != ev.cache_key(cases[0].gold_sql, None, "duckdb", schemas[cases[0].db_id], "d")
+
+
+def test_a_second_configuration_reuses_the_gold_analyses_of_the_first(
+    monkeypatch: pytest.MonkeyPatch, warehouse: Path, tmp_path: Path
+) -> None:
+    """A configuration answering every case differently from the first analyses no gold again:
+    each gold's analysis was stored on its own with the first run's pairs, and the pairs made
+    from it equal those made from scratch."""
+    case_set = demo_cases(warehouse)
+    cases = case_set.cases[:12]
+    items = [i for i in build_items(case_set, {}, "main") if i.case_id in {c.id for c in cases}]
+    schemas = domain_schemas(cases, case_set.domain)
+
+    def answering(sqls: list[str]) -> dict[str, ItemOutcome]:
+        return {
+            i.item_id: ItemOutcome(i.item_id, AskResponse(sql=sql), None, None, 200, None, 1, 0.0)
+            for i, sql in zip(items, sqls, strict=True)
+        }
+
+    # answers are other cases' gold queries: rich SQL, most of it wrong for the question
+    first_answers = answering([c.gold_sql for c in cases[1:] + cases[:1]])
+    second_answers = answering([c.gold_sql for c in cases[2:] + cases[:2]])
+    store = ResultsStore(tmp_path / "results")
+    first = ev.safe_analyse_items(case_set, items, first_answers, schemas, ev.load_cache(store))
+    assert ev.save_cache(store, first.made) == 2 * len(cases)  # each pair, and each gold alone
+    fresh = ev.safe_analyse_items(case_set, items, second_answers, schemas)
+    calls: list[Any] = []
+    real = ev.analyse_pair
+
+    def counting(*args: Any, **kwargs: Any) -> Any:
+        calls.append(args[0])
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(ev, "analyse_pair", counting)
+    second = ev.safe_analyse_items(case_set, items, second_answers, schemas, ev.load_cache(store))
+    assert calls == [] and second.reused == 0 and second.golds_reused == len(cases)
+    assert second.analyses == fresh.analyses
+    assert any(a.candidate_components for a in second.analyses)
 
 
 def test_analyses_and_twins_spread_over_processes_equal_those_made_in_one(
