@@ -43,7 +43,8 @@ class QueryAnalysis:
     output_columns: tuple[OutputColumn, ...]
     required_tables: frozenset[str]
     components: ComponentSets
-    canonical: str
+    canonical: str | None
+    """The canonical form (``sql.canonical``); None when it was not asked for."""
     has_order_by: bool
     has_limit: bool
     order_keys: tuple[int, ...] | None = ()
@@ -68,9 +69,11 @@ def analyse_tree(
     schema: Schema | None,
     sql: str | None = None,
     copy: bool = True,
+    canonical: bool = True,
 ) -> QueryAnalysis:
     """Analyse an already parsed (and possibly cleaned) query; ``tree`` is modified only when
-    ``copy`` is False.
+    ``copy`` is False. Without ``canonical`` the canonical form (a pass over the whole tree
+    that scoring does not read) is left out.
 
     >>> tree = parse_one_query("SELECT 1 AS one LIMIT 5", "duckdb")
     >>> analyse_tree(tree, "duckdb", None).has_limit
@@ -85,14 +88,18 @@ def analyse_tree(
     components = extract_components(resolver) if resolver.scopes else ComponentSets()
     output_columns = _output_columns(resolver)
     # Last, because it renames the qualified tree in place.
-    canonical = canonical_from_qualified(qualified, dialect, copy=False, scopes=resolver.scopes)
+    canonical_text = (
+        canonical_from_qualified(qualified, dialect, copy=False, scopes=resolver.scopes)
+        if canonical
+        else None
+    )
     return QueryAnalysis(
         sql=sql,
         dialect=dialect,
         output_columns=output_columns,
         required_tables=components.tables,
         components=components,
-        canonical=canonical,
+        canonical=canonical_text,
         has_order_by=has_order_by,
         has_limit=has_limit,
         order_keys=keys,

@@ -21,9 +21,13 @@ class CleaningRules:
 
 
 def clean_candidate(
-    candidate_tree: exp.Expr, gold_tree: exp.Expr, rules: CleaningRules | None = None
+    candidate_tree: exp.Expr,
+    gold_tree: exp.Expr,
+    rules: CleaningRules | None = None,
+    copy: bool = True,
 ) -> exp.Expr:
-    """A copy of the candidate without the top-level clauses ``rules`` drop and gold lacks.
+    """A copy of the candidate without the top-level clauses ``rules`` drop and gold lacks
+    (the candidate itself, cleaned, without ``copy``).
 
     >>> import sqlglot
     >>> gold = sqlglot.parse_one("SELECT a FROM t")
@@ -32,7 +36,7 @@ def clean_candidate(
     'SELECT a FROM t'
     """
     rules = rules or CleaningRules()
-    cleaned = candidate_tree.copy()
+    cleaned = candidate_tree.copy() if copy else candidate_tree
     wanted = {"limit": rules.drop_limit, "offset": rules.drop_offset, "order": rules.drop_order_by}
     for key, drop in wanted.items():
         if drop and gold_tree.args.get(key) is None:

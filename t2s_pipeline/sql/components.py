@@ -51,7 +51,8 @@ class _Extractor:
         """The normalised element(s) of ``node`` (its conjuncts when ``split``), each shown as
         ``node`` is written."""
         shown = self.resolver.text(node)
-        normal = normalise(self.resolver.resolved(node), self.dialect)
+        # resolved() gives a fresh standalone copy: normalise may rewrite it in place
+        normal = normalise(self.resolver.resolved(node), self.dialect, copy=False)
         keys = [render(term, self.dialect) for term in (conjuncts(normal) if split else [normal])]
         for key in keys:
             if key != shown:

@@ -57,9 +57,10 @@ def meaning_text(node: exp.Expr, dialect: str) -> str:
     return render(normalise(node, dialect), dialect)
 
 
-def normalise(node: exp.Expr, dialect: str) -> exp.Expr:
-    """A normalised copy of ``node`` (the node itself is left as it is)."""
-    tree = node.copy().transform(_rewrite, copy=False)
+def normalise(node: exp.Expr, dialect: str, copy: bool = True) -> exp.Expr:
+    """A normalised copy of ``node`` (the node itself is left as it is); without ``copy``,
+    ``node`` itself is rewritten (for a standalone copy nobody else holds)."""
+    tree = (node.copy() if copy else node).transform(_rewrite, copy=False)
     # Keep the rewritten form where simplify gives up: it is an improvement, not a requirement.
     with contextlib.suppress(SqlglotError, RecursionError, ValueError, TypeError):
         tree = simplify(tree, dialect=dialect)

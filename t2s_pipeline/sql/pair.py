@@ -32,7 +32,8 @@ def analyse_pair(
     schema: Schema | None,
     rules: CleaningRules | None = None,
 ) -> PairAnalysis:
-    """Parse both sides the same way, clean the candidate, analyse both.
+    """Parse both sides the same way, clean the candidate, analyse both (without their
+    canonical forms: ``sql.canonical`` gives those).
 
     A gold query that does not parse raises SqlAnalysisError; a candidate that does not parse
     is a result, not an error.
@@ -43,7 +44,7 @@ def analyse_pair(
     """
     gold_sql, candidate_sql = _as_read(gold_sql, candidate_sql, dialect, schema)
     gold_tree = parse_one_query(gold_sql, dialect)
-    gold = analyse_tree(gold_tree, dialect, schema, gold_sql)
+    gold = analyse_tree(gold_tree, dialect, schema, gold_sql, canonical=False)
     candidate, error = _candidate(gold_tree, candidate_sql, dialect, schema, rules)
     return PairAnalysis(gold=gold, candidate=candidate, candidate_error=error)
 
@@ -95,5 +96,5 @@ def _candidate(
         candidate_tree = parse_one_query(candidate_sql, dialect)
     except SqlAnalysisError as error:
         return None, str(error)
-    cleaned = clean_candidate(candidate_tree, gold_tree, rules)
-    return analyse_tree(cleaned, dialect, schema, candidate_sql), None
+    cleaned = clean_candidate(candidate_tree, gold_tree, rules, copy=False)  # parsed here
+    return analyse_tree(cleaned, dialect, schema, candidate_sql, canonical=False), None
