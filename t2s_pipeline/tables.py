@@ -253,6 +253,12 @@ _DECLARED = [
         "fragments",
     ),
     _table(
+        "canonical_cache",
+        "key VARCHAR, canonical VARCHAR, created_at TIMESTAMP",
+        ("key",),
+        "fragments",
+    ),
+    _table(
         "run_comparisons",
         "run_a VARCHAR, run_b VARCHAR, family VARCHAR, metric VARCHAR, n BIGINT, "
         "mean_delta DOUBLE, ci_low DOUBLE, ci_high DOUBLE",

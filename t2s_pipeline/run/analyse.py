@@ -7,7 +7,6 @@ configuration answering with the same SQL does not parse it again."""
 from __future__ import annotations
 
 import datetime as dt
-import hashlib
 import json
 import logging
 from collections.abc import Mapping, Sequence
@@ -18,6 +17,7 @@ import pandas as pd
 from t2s_pipeline.cases import Case, CaseSet
 from t2s_pipeline.errors import SqlAnalysisError
 from t2s_pipeline.run.ask import candidate_sql, outcomes_from_frames
+from t2s_pipeline.run.cache_keys import schema_hash, sql_key
 from t2s_pipeline.run.context import RunContext, StageResult
 from t2s_pipeline.run.items import items_from_frame
 from t2s_pipeline.run.record import code_fingerprint
@@ -80,22 +80,6 @@ def safe_analyse_items(
     return _analyse_all(case_set, items, outcomes, schemas, cached or {}, skip_failures=True)
 
 
-def cache_key(gold_sql: str, candidate: str | None, dialect: str, schema: Schema, code: str) -> str:
-    """What an analysis depends on: both SQL texts, the dialect, the schema and the code.
-
-    >>> schema = Schema({"s": {"t": {"a": "INTEGER"}}}, "duckdb")
-    >>> cache_key("SELECT 1", None, "duckdb", schema, "c1") == cache_key(
-    ...     "SELECT 1", None, "duckdb", schema, "c2")
-    False
-    """
-    return _key(code, dialect, schema_hash(schema), gold_sql, candidate)
-
-
-def schema_hash(schema: Schema) -> str:
-    text = json.dumps([schema.tables, schema.dialect, list(schema.search_path)], sort_keys=True)
-    return hashlib.sha256(text.encode()).hexdigest()
-
-
 def _analyse_all(
     case_set: CaseSet,
     items: Sequence[Item],
@@ -121,8 +105,8 @@ def _analyse_all(
         sql = candidate_sql(outcomes.get(item.item_id))
         if (case.id, sql) not in stored:
             shape = hashes[case.db_id]
-            stored[case.id, sql] = _key(code, dialect, shape, case.gold_sql, sql)
-            gold_keys.setdefault(case.id, _key(code, dialect, shape, case.gold_sql, None))
+            stored[case.id, sql] = sql_key(code, dialect, shape, case.gold_sql, sql)
+            gold_keys.setdefault(case.id, sql_key(code, dialect, shape, case.gold_sql, None))
     memo: dict[tuple[str, str | None], ItemAnalysis | SqlAnalysisError] = {
         key: _recase(cached[digest], key[0]) for key, digest in stored.items() if digest in cached
     }
@@ -157,15 +141,6 @@ def _analyse_all(
             analyses.append(_retag(found, item.item_id))
     golds_reused = sum(1 for job in jobs if job[4] is not None)
     return Analysed(analyses, failed, made, len(stored) - len(todo), golds_reused)
-
-
-def _key(code: str, dialect: str, shape: str, gold_sql: str, candidate: str | None) -> str:
-    """:func:`cache_key` with the schema's hash already taken."""
-    digest = hashlib.sha256()
-    for part in (code, dialect, shape, gold_sql, candidate or "\0none"):
-        digest.update(part.encode())
-        digest.update(b"\0")
-    return digest.hexdigest()
 
 
 Job = tuple[Case, str | None, str, Schema, ItemAnalysis | None]

@@ -3,17 +3,21 @@ its twins), stored with the request context the SUT is sent."""
 
 from __future__ import annotations
 
+import datetime as dt
 import json
 from collections.abc import Sequence
 
 import pandas as pd
 
 from t2s_pipeline.cases import CaseSet
+from t2s_pipeline.run.cache_keys import schema_hash, sql_key
 from t2s_pipeline.run.context import RunContext, StageResult
-from t2s_pipeline.run.record import record_run_start
+from t2s_pipeline.run.record import code_fingerprint, record_run_start
 from t2s_pipeline.run.rows import write
 from t2s_pipeline.runs import run_tags
-from t2s_pipeline.sql.canonical import find_twins
+from t2s_pipeline.sql.canonical import canonical_forms, twins_of
+from t2s_pipeline.sql.schema import domain_schemas
+from t2s_pipeline.store import ResultsStore
 from t2s_pipeline.sut.client import Item, build_items
 from t2s_pipeline.sut.contract import RequestContext
 
@@ -57,11 +61,45 @@ def _context(text: object) -> RequestContext | None:
     return RequestContext.model_validate_json(str(text))
 
 
+CANONICAL_CACHE = "canonical_cache"
+
+
+def twins(store: ResultsStore, case_set: CaseSet) -> tuple[dict[str, frozenset[str]], int]:
+    """Every case's twins, and how many gold queries' canonical forms came from earlier runs:
+    each form is kept in ``canonical_cache`` under a hash of the gold SQL, the dialect, the
+    schema and the harness's code, so a later run of the same cases does not parse them again.
+    """
+    cases, domain = case_set.cases, case_set.domain
+    schemas = domain_schemas(cases, domain)
+    code, dialect = code_fingerprint(), domain.dialect
+    shapes = {db_id: schema_hash(schema) for db_id, schema in schemas.items()}
+    keys = {c.id: sql_key(code, dialect, shapes[c.db_id], c.gold_sql, None) for c in cases}
+    stored = _stored_forms(store)
+    known = {case_id: stored[key] for case_id, key in keys.items() if key in stored}
+    forms = canonical_forms(cases, domain, known)
+    made = {keys[case_id]: form for case_id, form in forms.items() if case_id not in known}
+    if made:
+        now = dt.datetime.now(dt.UTC).replace(tzinfo=None)
+        rows = [{"key": k, "canonical": f, "created_at": now} for k, f in made.items()]
+        store.append(CANONICAL_CACHE, pd.DataFrame(rows))
+    return twins_of(cases, forms), len(known)
+
+
+def _stored_forms(store: ResultsStore) -> dict[str, str | None]:
+    data = store.read(CANONICAL_CACHE)
+    return {
+        str(row.key): None if pd.isna(row.canonical) else str(row.canonical)
+        for row in data.drop_duplicates("key").itertuples(index=False)
+    }
+
+
 def materialise(run: RunContext) -> StageResult:
     """Cases x phrasings, each with its leave-one-out exclusions (the case and its twins)."""
     case_set = run.case_set
-    twins = find_twins(case_set.cases, case_set.domain)
-    built = build_items(case_set, twins, run.spec.config.phrasings, run.spec.config.sut.isolate)
+    twins_by_case, reused = twins(run.store, case_set)
+    built = build_items(
+        case_set, twins_by_case, run.spec.config.phrasings, run.spec.config.sut.isolate
+    )
     n = write(run, "items", items_rows(built, case_set))
     record_run_start(run.store, run.spec, case_set)
     return StageResult(
@@ -69,7 +107,8 @@ def materialise(run: RunContext) -> StageResult:
             "items": {
                 "dagster/row_count": n,
                 "n_cases": len(case_set.cases),
-                "n_twin_cases": sum(1 for t in twins.values() if t),
+                "n_twin_cases": sum(1 for t in twins_by_case.values() if t),
+                "canonical_forms_reused": reused,
                 "title": title(run),
                 **{f"run/{k.removeprefix('t2s/')}": v for k, v in run_tags(run.spec).items()},
             }

@@ -8,6 +8,7 @@ a SELECT has no outer join; commutative operands are put in one order; sqlglot w
 from __future__ import annotations
 
 import itertools
+from collections.abc import Mapping
 
 from sqlglot import exp
 from sqlglot.optimizer.scope import Scope, traverse_scope, walk_in_scope
@@ -35,9 +36,8 @@ def canonical_form(sql: str, dialect: str, schema: Schema | None) -> str:
     >>> canonical_form(a, "duckdb", None) == canonical_form(b, "duckdb", None)
     True
     """
-    return canonical_from_qualified(
-        qualify_query(parse_one_query(sql, dialect), dialect, schema), dialect
-    )
+    qualified = qualify_query(parse_one_query(sql, dialect), dialect, schema)
+    return canonical_from_qualified(qualified, dialect, copy=False)  # the qualified copy is ours
 
 
 def canonical_from_qualified(
@@ -214,10 +214,35 @@ def find_twins(
     Cases whose gold SQL cannot be canonicalised have no twins. Many cases are canonicalised
     over every core (``spreading``: :func:`t2s_pipeline.spread.spread`'s thresholds).
     """
+    return twins_of(cases, canonical_forms(cases, domain, {}, **spreading))
+
+
+def canonical_forms(
+    cases: tuple[Case, ...], domain: Domain, known: Mapping[str, str | None], **spreading: int
+) -> dict[str, str | None]:
+    """Each case's canonical gold query by case id (None: it cannot be canonicalised); a case
+    in ``known`` takes its form from there, the others are canonicalised (over every core when
+    they are many, see :func:`find_twins`)."""
     schemas = domain_schemas(cases, domain)
-    jobs = [(case.gold_sql, domain.dialect, schemas[case.db_id]) for case in cases]
+    todo = [case for case in cases if case.id not in known]
+    jobs = [(case.gold_sql, domain.dialect, schemas[case.db_id]) for case in todo]
+    made = dict(
+        zip(
+            (case.id for case in todo),
+            spread(_canonical_or_none, jobs, **spreading),
+            strict=True,
+        )
+    )
+    return {case.id: known[case.id] if case.id in known else made[case.id] for case in cases}
+
+
+def twins_of(
+    cases: tuple[Case, ...], canonicals: Mapping[str, str | None]
+) -> dict[str, frozenset[str]]:
+    """Each case's twins: the other cases of its database with its canonical gold query."""
     groups: dict[tuple[str | None, str], set[str]] = {}
-    for case, canonical in zip(cases, spread(_canonical_or_none, jobs, **spreading), strict=True):
+    for case in cases:
+        canonical = canonicals[case.id]
         if canonical is not None:
             groups.setdefault((case.db_id, canonical), set()).add(case.id)
     twins: dict[str, frozenset[str]] = {case.id: frozenset() for case in cases}

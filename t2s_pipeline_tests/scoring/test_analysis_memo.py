@@ -10,6 +10,9 @@ import pytest
 
 from t2s_pipeline.cases import CaseSet, load_cases
 from t2s_pipeline.run import analyse as ev
+from t2s_pipeline.run.cache_keys import cache_key
+from t2s_pipeline.run.items import twins
+from t2s_pipeline.sql import canonical
 from t2s_pipeline.sql.canonical import find_twins
 from t2s_pipeline.sql.schema import domain_schemas
 from t2s_pipeline.store import ResultsStore
@@ -101,8 +104,8 @@ def test_a_second_run_reuses_the_stored_analyses_of_identical_sql(
     # the new pair's gold was stored (as the gold with no candidate): only its candidate is read
     assert calls == [] and other.reused == len(cases) - 1 and other.golds_reused == 1
     assert other.analyses == ev.safe_analyse_items(case_set, items, answered, schemas).analyses
-    key = ev.cache_key(cases[0].gold_sql, None, "duckdb", schemas[cases[0].db_id], "c")
-    assert key != ev.cache_key(cases[0].gold_sql, None, "duckdb", schemas[cases[0].db_id], "d")
+    key = cache_key(cases[0].gold_sql, None, "duckdb", schemas[cases[0].db_id], "c")
+    assert key != cache_key(cases[0].gold_sql, None, "duckdb", schemas[cases[0].db_id], "d")
 
 
 def test_a_second_configuration_reuses_the_gold_analyses_of_the_first(
@@ -168,3 +171,33 @@ def test_analyses_and_twins_spread_over_processes_equal_those_made_in_one(
     assert len(one.analyses) == len(items) - 3
     twins_one = find_twins(case_set.cases, case_set.domain, spread_from=10**9)
     assert find_twins(case_set.cases, case_set.domain, spread_from=0, startup_jobs=0) == twins_one
+
+
+def test_twins_reuse_the_canonical_forms_of_earlier_runs(
+    monkeypatch: pytest.MonkeyPatch, warehouse: Path, tmp_path: Path
+) -> None:
+    """The items stage keeps each gold's canonical form in the store: a later run of the same
+    cases canonicalises nothing and finds the same twins; an edited gold is read again."""
+    case_set = demo_cases(warehouse)
+    store = ResultsStore(tmp_path / "results")
+    first, reused = twins(store, case_set)
+    assert reused == 0 and first == find_twins(case_set.cases, case_set.domain)
+    assert any(first.values())  # the demo has twins, so equality says something
+    calls: list[Any] = []
+    real = canonical._canonical_or_none
+
+    def counting(job: Any) -> Any:
+        calls.append(job[0])
+        return real(job)
+
+    monkeypatch.setattr(canonical, "_canonical_or_none", counting)
+    again, reused = twins(store, case_set)
+    assert again == first and reused == len(case_set.cases) and calls == []
+    twin = next(case for case in case_set.cases if first[case.id])
+    edited = dataclasses.replace(twin, gold_sql=twin.gold_sql + " LIMIT 3")
+    changed = dataclasses.replace(
+        case_set, cases=tuple(edited if c.id == twin.id else c for c in case_set.cases)
+    )
+    third, reused = twins(store, changed)
+    assert calls == [edited.gold_sql] and reused == len(case_set.cases) - 1
+    assert third == find_twins(changed.cases, changed.domain) and not third[twin.id]
