@@ -14,7 +14,7 @@ from dataclasses import asdict, dataclass, fields, replace
 
 import pandas as pd
 
-from t2s_pipeline.cases import Case, CaseSet
+from t2s_pipeline.cases import CaseSet
 from t2s_pipeline.errors import SqlAnalysisError
 from t2s_pipeline.run.ask import candidate_sql, outcomes_from_frames
 from t2s_pipeline.run.cache_keys import schema_hash, sql_key
@@ -30,7 +30,7 @@ from t2s_pipeline.scoring.summary import (
 )
 from t2s_pipeline.spread import SPREAD_FROM, STARTUP_JOBS, spread
 from t2s_pipeline.sql.analysis import OutputColumn
-from t2s_pipeline.sql.pair import analyse_candidate, analyse_pair
+from t2s_pipeline.sql.pair import PairJob, Sides, analyse_sides
 from t2s_pipeline.sql.schema import Schema, domain_schemas
 from t2s_pipeline.store import ResultsStore
 from t2s_pipeline.sut.client import Item, ItemOutcome
@@ -111,26 +111,25 @@ def _analyse_all(
         key: _recase(cached[digest], key[0]) for key, digest in stored.items() if digest in cached
     }
     todo = [key for key in stored if key not in memo]
-    jobs = [
-        (
-            cases[case_id],
-            sql,
-            dialect,
-            schemas[cases[case_id].db_id],
-            cached.get(gold_keys[case_id]),
-        )
-        for case_id, sql in todo
+    known = [cached.get(gold_keys[case_id]) for case_id, _ in todo]
+    jobs: list[PairJob] = [
+        (cases[case_id].gold_sql, sql, dialect, schemas[cases[case_id].db_id], gold is not None)
+        for (case_id, sql), gold in zip(todo, known, strict=True)
     ]
     made: dict[str, ItemAnalysis] = {}
-    for key, result in zip(todo, spread(_analysed, jobs, spread_from, startup_jobs), strict=True):
-        if isinstance(result, SqlAnalysisError) and not skip_failures:
-            raise result
-        memo[key] = result
-        if isinstance(result, ItemAnalysis):
-            made[stored[key]] = result
-            gold_key = gold_keys[key[0]]
-            if gold_key not in cached and gold_key not in made:
-                made[gold_key] = _gold_alone(result)
+    sides = spread(analyse_sides, jobs, spread_from, startup_jobs)
+    for key, gold, result in zip(todo, known, sides, strict=True):
+        if isinstance(result, SqlAnalysisError):
+            if not skip_failures:
+                raise result
+            memo[key] = result
+            continue
+        analysis = _item_analysis(key[0], result, gold)
+        memo[key] = analysis
+        made[stored[key]] = analysis
+        gold_key = gold_keys[key[0]]
+        if gold_key not in cached and gold_key not in made:
+            made[gold_key] = _gold_alone(analysis)
     analyses: list[ItemAnalysis] = []
     failed: list[str] = []
     for item in items:
@@ -139,21 +138,8 @@ def _analyse_all(
             failed.append(item.item_id)
         else:
             analyses.append(_retag(found, item.item_id))
-    golds_reused = sum(1 for job in jobs if job[4] is not None)
+    golds_reused = sum(1 for gold in known if gold is not None)
     return Analysed(analyses, failed, made, len(stored) - len(todo), golds_reused)
-
-
-Job = tuple[Case, str | None, str, Schema, ItemAnalysis | None]
-"""One analysis to make: the case, the candidate SQL, the dialect, the schema, and the gold's
-analysis when it is known already."""
-
-
-def _analysed(job: Job) -> ItemAnalysis | SqlAnalysisError:
-    """One analysis, its failure returned as a value (:func:`spread` runs it in a pool)."""
-    try:
-        return _analyse(*job)
-    except SqlAnalysisError as error:
-        return error
 
 
 def _retag(analysis: ItemAnalysis, item_id: str) -> ItemAnalysis:
@@ -180,43 +166,31 @@ def _gold_alone(analysis: ItemAnalysis) -> ItemAnalysis:
     )
 
 
-def _analyse(
-    case: Case,
-    candidate_sql: str | None,
-    dialect: str,
-    schema: Schema,
-    gold: ItemAnalysis | None = None,
-) -> ItemAnalysis:
-    """The analysis of a gold and candidate pair; with ``gold`` (its gold's analysis, from an
-    earlier run) only the candidate is analysed."""
-    if gold is not None:
-        if not candidate_sql:
-            return _recase(_gold_alone(gold), case.id)
-        analysed, error = analyse_candidate(case.gold_sql, candidate_sql, dialect, schema)
-        return replace(
-            gold,
+def _item_analysis(case_id: str, sides: Sides, gold: ItemAnalysis | None) -> ItemAnalysis:
+    """A pair's analysis from what :func:`analyse_sides` made; its gold side from ``gold``
+    (an earlier run's) when it made none."""
+    if sides.gold is not None:
+        gold = ItemAnalysis(
             item_id="",
-            case_id=case.id,
-            candidate_columns=None if analysed is None else analysed.output_columns,
-            candidate_components=None if analysed is None else analysed.components,
-            candidate_error=error,
-            candidate_order_keys=None if analysed is None else analysed.order_keys,
+            case_id=case_id,
+            required_tables=tuple(sorted(sides.gold.required_tables)),
+            gold_columns=sides.gold.output_columns,
+            gold_components=sides.gold.components,
+            gold_ordered=sides.gold.has_order_by,
+            candidate_columns=None,
+            candidate_components=None,
+            candidate_error=None,
+            gold_order_keys=sides.gold.order_keys,
         )
-    pair = analyse_pair(case.gold_sql, candidate_sql or "SELECT 1", dialect, schema)
-    gold_side = pair.gold
-    candidate = pair.candidate if candidate_sql else None
-    error = pair.candidate_error if candidate_sql else "no SQL"
-    return ItemAnalysis(
+    assert gold is not None, "a pair analysed without its gold only when the gold was known"
+    candidate = sides.candidate
+    return replace(
+        gold,
         item_id="",
-        case_id=case.id,
-        required_tables=tuple(sorted(gold_side.required_tables)),
-        gold_columns=gold_side.output_columns,
-        gold_components=gold_side.components,
-        gold_ordered=gold_side.has_order_by,
+        case_id=case_id,
         candidate_columns=None if candidate is None else candidate.output_columns,
         candidate_components=None if candidate is None else candidate.components,
-        candidate_error=error,
-        gold_order_keys=gold_side.order_keys,
+        candidate_error=sides.candidate_error,
         candidate_order_keys=None if candidate is None else candidate.order_keys,
     )
 

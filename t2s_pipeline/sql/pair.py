@@ -98,3 +98,41 @@ def _candidate(
         return None, str(error)
     cleaned = clean_candidate(candidate_tree, gold_tree, rules, copy=False)  # parsed here
     return analyse_tree(cleaned, dialect, schema, candidate_sql, canonical=False), None
+
+
+PairJob = tuple[str, str | None, str, "Schema | None", bool]
+"""One pair to analyse: the gold SQL, the candidate SQL (None: the SUT gave none), the dialect,
+the schema, and whether the gold's analysis is known already (then only the candidate is)."""
+
+
+@dataclass(frozen=True)
+class Sides:
+    """What :func:`analyse_sides` made: the gold's analysis (None when it was known already),
+    the candidate's (None when it does not parse or there is none) and why not."""
+
+    gold: QueryAnalysis | None
+    candidate: QueryAnalysis | None
+    candidate_error: str | None
+
+
+def analyse_sides(job: PairJob) -> Sides | SqlAnalysisError:
+    """One pair's analyses, a gold that cannot be analysed returned as a value. Light to
+    import, so the fresh interpreters of ``t2s_pipeline.spread`` start quickly.
+
+    >>> sides = analyse_sides(("SELECT 1 AS x", None, "duckdb", None, False))
+    >>> sides.gold is not None, sides.candidate, sides.candidate_error
+    (True, None, 'no SQL')
+    """
+    gold_sql, candidate_sql, dialect, schema, gold_known = job
+    try:
+        if gold_known:
+            if not candidate_sql:
+                return Sides(None, None, "no SQL")
+            candidate, error = analyse_candidate(gold_sql, candidate_sql, dialect, schema)
+            return Sides(None, candidate, error)
+        pair = analyse_pair(gold_sql, candidate_sql or "SELECT 1", dialect, schema)
+    except SqlAnalysisError as error:
+        return error
+    if not candidate_sql:
+        return Sides(pair.gold, None, "no SQL")
+    return Sides(pair.gold, pair.candidate, pair.candidate_error)

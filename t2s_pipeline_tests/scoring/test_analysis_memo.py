@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import dataclasses
+import subprocess
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -13,6 +15,7 @@ from t2s_pipeline.run import analyse as ev
 from t2s_pipeline.run.cache_keys import cache_key
 from t2s_pipeline.run.items import twins
 from t2s_pipeline.sql import canonical
+from t2s_pipeline.sql import pair as pair_sql
 from t2s_pipeline.sql.canonical import find_twins
 from t2s_pipeline.sql.schema import domain_schemas
 from t2s_pipeline.store import ResultsStore
@@ -39,13 +42,13 @@ def test_safe_analyse_items_shares_one_memo_across_items(
     items = [i for i in build_items(case_set, {}, "all") if i.case_id in {c.id for c in cases}]
     assert len(items) == 3 * len(cases)
     calls: list[Any] = []
-    real = ev.analyse_pair
+    real = pair_sql.analyse_pair
 
     def counting(*args: Any, **kwargs: Any) -> Any:
         calls.append(args[0])
         return real(*args, **kwargs)
 
-    monkeypatch.setattr(ev, "analyse_pair", counting)
+    monkeypatch.setattr(pair_sql, "analyse_pair", counting)
     schemas = domain_schemas(cases, case_set.domain)
     analysed = ev.safe_analyse_items(case_set, items, {}, schemas)
     assert not analysed.failed
@@ -59,14 +62,14 @@ def test_a_gold_that_cannot_be_analysed_skips_its_items_only(
     case_set = demo_cases(warehouse)
     cases = case_set.cases[:2]
     items = [i for i in build_items(case_set, {}, "all") if i.case_id in {c.id for c in cases}]
-    real = ev.analyse_pair
+    real = pair_sql.analyse_pair
 
     def failing_first(gold: str, *args: Any, **kwargs: Any) -> Any:
         if gold == cases[0].gold_sql:
             raise ev.SqlAnalysisError("cannot parse")
         return real(gold, *args, **kwargs)
 
-    monkeypatch.setattr(ev, "analyse_pair", failing_first)
+    monkeypatch.setattr(pair_sql, "analyse_pair", failing_first)
     schemas = domain_schemas(cases, case_set.domain)
     analysed = ev.safe_analyse_items(case_set, items, {}, schemas)
     assert analysed.failed == [i.item_id for i in items if i.case_id == cases[0].id]
@@ -86,13 +89,13 @@ def test_a_second_run_reuses_the_stored_analyses_of_identical_sql(
     first = ev.safe_analyse_items(case_set, items, {}, schemas, ev.load_cache(store))
     assert ev.save_cache(store, first.made) == len(cases)
     calls: list[Any] = []
-    real = ev.analyse_pair
+    real = pair_sql.analyse_pair
 
     def counting(*args: Any, **kwargs: Any) -> Any:
         calls.append(args[0])
         return real(*args, **kwargs)
 
-    monkeypatch.setattr(ev, "analyse_pair", counting)
+    monkeypatch.setattr(pair_sql, "analyse_pair", counting)
     again = ev.safe_analyse_items(case_set, items, {}, schemas, ev.load_cache(store))
     assert calls == [] and again.reused == len(cases) and again.made == {}
     assert again.analyses == first.analyses
@@ -133,13 +136,13 @@ def test_a_second_configuration_reuses_the_gold_analyses_of_the_first(
     assert ev.save_cache(store, first.made) == 2 * len(cases)  # each pair, and each gold alone
     fresh = ev.safe_analyse_items(case_set, items, second_answers, schemas)
     calls: list[Any] = []
-    real = ev.analyse_pair
+    real = pair_sql.analyse_pair
 
     def counting(*args: Any, **kwargs: Any) -> Any:
         calls.append(args[0])
         return real(*args, **kwargs)
 
-    monkeypatch.setattr(ev, "analyse_pair", counting)
+    monkeypatch.setattr(pair_sql, "analyse_pair", counting)
     second = ev.safe_analyse_items(case_set, items, second_answers, schemas, ev.load_cache(store))
     assert calls == [] and second.reused == 0 and second.golds_reused == len(cases)
     assert second.analyses == fresh.analyses
@@ -201,3 +204,16 @@ def test_twins_reuse_the_canonical_forms_of_earlier_runs(
     third, reused = twins(store, changed)
     assert calls == [edited.gold_sql] and reused == len(case_set.cases) - 1
     assert third == find_twins(changed.cases, changed.domain) and not third[twin.id]
+
+
+def test_the_spread_work_functions_import_light() -> None:
+    """The interpreters that analyses and twins are spread to import only what the work needs:
+    no scipy, pandas, numpy or Dagster (importing the stage module pulled in all of them and
+    took 1.2 s of every spread)."""
+    code = (
+        "import sys; import t2s_pipeline.sql.pair, t2s_pipeline.sql.canonical; "
+        "print(sorted(m for m in ('pandas', 'scipy', 'numpy', 'dagster') if m in sys.modules))"
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip() == "[]"
