@@ -496,9 +496,11 @@ def _columns(element: str) -> frozenset[str]:
 
 
 @lru_cache(maxsize=4096)
+@lru_cache(maxsize=8192)
 def _tree(element: str) -> exp.Expr | None:
-    """One element's parse, shared by every reader here (none of them changes it); None when
-    sqlglot cannot read it."""
+    """One element's parse, shared by every reader here and memoised (none of them changes
+    it: a reader that needs a changed tree copies it first); None when sqlglot cannot read it.
+    """
     try:
         return sqlglot.parse_one(element)
     except SqlglotError:

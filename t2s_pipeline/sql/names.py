@@ -6,6 +6,8 @@ one of them passes through the same folding here.
 
 from __future__ import annotations
 
+import functools
+
 from sqlglot import exp
 from sqlglot.dialects.dialect import Dialect
 from sqlglot.errors import SqlglotError
@@ -13,6 +15,7 @@ from sqlglot.errors import SqlglotError
 from t2s_pipeline.errors import SqlAnalysisError
 
 
+@functools.lru_cache(maxsize=8192)
 def fold_catalog_name(name: str, dialect: str) -> str:
     """Fold a name read from a database catalog as that database resolves it.
 
@@ -35,11 +38,13 @@ def table_key(table: exp.Table) -> str:
     return f"{table.db}.{table.name}" if table.db else table.name
 
 
+@functools.lru_cache(maxsize=8192)
 def split_table_name(name: str, dialect: str) -> tuple[str, str]:
     """``(schema, table)`` of a catalog table name, folded as the database resolves it.
 
     Table names handed around (required tables, tables offered by a retriever) are catalog
-    names, so each part is folded like a quoted identifier; the schema may be ``""``.
+    names, so each part is folded like a quoted identifier; the schema may be ``""``. The
+    few names of a warehouse come back for every item, so each is read once (memoised).
 
     >>> split_table_name("Sales.Orders", "duckdb"), split_table_name("Sales.Orders", "postgres")
     (('sales', 'orders'), ('Sales', 'Orders'))
