@@ -3,8 +3,8 @@
 Served in a thread, the agent, its HTTP server and the harness's HTTP client share one
 interpreter and take turns on one core. In a child interpreter (``python -c``, nothing of the
 caller inherited) the agent answers on another core while the harness sends and reads. The
-child serves on a free loopback port, says which on its standard output, and stops when its
-standard input closes: at the end of the block, or when the caller's process ends.
+child serves on a free loopback port, says which on its standard output, and is ended at the
+end of the block; it stops by itself when its standard input closes (the caller's process ended).
 """
 
 from __future__ import annotations
@@ -52,11 +52,10 @@ def serve_in_process(
     finally:
         with contextlib.suppress(OSError):
             child.stdin.close()
-        try:
-            child.wait(timeout=10)
-        except subprocess.TimeoutExpired:
-            child.kill()
-            child.wait()
+        # Every answer has been read; the agent keeps nothing to save, so it is ended at once
+        # rather than left to shut its server down gracefully (0.4 s of every run).
+        child.kill()
+        child.wait()
         child.stdout.close()
 
 
