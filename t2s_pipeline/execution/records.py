@@ -12,8 +12,10 @@ import datetime as dt
 import json
 import logging
 import pickle
+import threading
 import zlib
 from collections.abc import Iterator, Sequence
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from decimal import Decimal
 from typing import Any
@@ -23,6 +25,7 @@ import pandas as pd
 from t2s_pipeline.cases import Case, Domain
 from t2s_pipeline.execution import Guard, QueryOutcome, open_executor
 from t2s_pipeline.progress import Progress
+from t2s_pipeline.spread import cores
 from t2s_pipeline.sql.cut import CutProbe, cut_probe
 
 
@@ -88,14 +91,22 @@ def not_run(key: str, reason: str) -> ExecutedResult:
     return ExecutedResult(key, "not_run", None, reason, (), [], False, 0.0)
 
 
+PARALLEL_FROM = 200
+"""A database's batch of this many queries or more is shared between two workers (one core
+runs a statement while the other readies the next and reads answers); fewer run in one."""
+
+
 def execute_jobs(
     domain: Domain,
     jobs: Sequence[QueryJob],
     guard: Guard,
     progress: Progress | None = None,
     refusal_log_level: int = logging.WARNING,
+    parallel_from: int = PARALLEL_FROM,
 ) -> list[ExecutedResult]:
-    """Run every job through the guarded executor, one executor per database, in job order.
+    """Run every job through the guarded executor, in job order; each database's jobs run on
+    one executor, or on two at once (every other job each) from ``parallel_from`` jobs when
+    the machine has two cores or more.
 
     Refusals are logged at ``refusal_log_level`` (a test suite's mutants may be refused as a
     matter of course, and log at DEBUG)."""
@@ -106,30 +117,65 @@ def execute_jobs(
             results[job.key] = not_run(job.key, "no SQL to run")
         else:
             by_target.setdefault(domain.database_for(job.case), []).append(job)
-    done = len(results)
+    counted = _Counted(len(jobs), len(results), progress)
     for target, group in by_target.items():
-        probes: list[CutProbe | None] = []
-        again: list[QueryJob] = []  # a rewritten query that failed runs again as written
-        with open_executor(target, guard, refusal_log_level) as executor:
-            outcomes = executor.run_all(_statements(group, domain.dialect, probes))
-            for index, (job, outcome) in enumerate(zip(group, outcomes, strict=True)):
-                probe = probes[index]
-                if probe is None:
-                    results[job.key] = from_outcome(job.key, outcome)
-                elif outcome.refused or outcome.error is not None:
-                    again.append(job)
-                    continue
-                else:
-                    results[job.key] = _probed(job.key, outcome, probe)
-                done += 1
-                if progress is not None:
-                    progress(done, len(jobs))
-            for job in again:
-                results[job.key] = from_outcome(job.key, executor.run(str(job.sql)))
-                done += 1
-                if progress is not None:
-                    progress(done, len(jobs))
+        ways = min(cores(), 2) if len(group) >= parallel_from else 1
+        parts = [group[start::ways] for start in range(ways)]
+
+        def run(part: list[QueryJob], target: str = target) -> dict[str, ExecutedResult]:
+            return _run_on(target, part, domain.dialect, guard, refusal_log_level, counted)
+
+        if ways == 1:
+            results.update(run(group))
+            continue
+        with ThreadPoolExecutor(max_workers=ways, thread_name_prefix="t2s-execute") as pool:
+            for done in pool.map(run, parts):
+                results.update(done)
     return [results[job.key] for job in jobs]
+
+
+class _Counted:
+    """Progress over every job, told from whichever thread finished one."""
+
+    def __init__(self, total: int, done: int, progress: Progress | None) -> None:
+        self.total, self.done, self.progress = total, done, progress
+        self._lock = threading.Lock()
+
+    def one(self) -> None:
+        with self._lock:
+            self.done += 1
+            if self.progress is not None:
+                self.progress(self.done, self.total)
+
+
+def _run_on(
+    target: str,
+    group: Sequence[QueryJob],
+    dialect: str,
+    guard: Guard,
+    refusal_log_level: int,
+    counted: _Counted,
+) -> dict[str, ExecutedResult]:
+    """Run one database's jobs on one executor, in order."""
+    results: dict[str, ExecutedResult] = {}
+    probes: list[CutProbe | None] = []
+    again: list[QueryJob] = []  # a rewritten query that failed runs again as written
+    with open_executor(target, guard, refusal_log_level) as executor:
+        outcomes = executor.run_all(_statements(group, dialect, probes))
+        for index, (job, outcome) in enumerate(zip(group, outcomes, strict=True)):
+            probe = probes[index]
+            if probe is None:
+                results[job.key] = from_outcome(job.key, outcome)
+            elif outcome.refused or outcome.error is not None:
+                again.append(job)
+                continue
+            else:
+                results[job.key] = _probed(job.key, outcome, probe)
+            counted.one()
+        for job in again:
+            results[job.key] = from_outcome(job.key, executor.run(str(job.sql)))
+            counted.one()
+    return results
 
 
 def _statements(

@@ -12,7 +12,7 @@ import pytest
 from t2s_pipeline.cases import Case, Domain
 from t2s_pipeline.config import ScorerSettings
 from t2s_pipeline.execution import Guard
-from t2s_pipeline.execution.records import QueryJob, execute_jobs
+from t2s_pipeline.execution.records import ExecutedResult, QueryJob, execute_jobs
 from t2s_pipeline.scoring.item import CUT_TIE, ItemAnalysis, item_ceilings, score_item_output
 from t2s_pipeline.sql.pair import analyse_pair
 
@@ -79,3 +79,29 @@ def test_a_limit_without_order_by_keeps_any_rows(domain: Domain) -> None:
 def test_a_query_the_probe_cannot_read_runs_as_written(domain: Domain, tmp_path: Path) -> None:
     (result,) = _run(domain, "SELECT item_id FROM s.units ORDER BY units DESC LIMIT 2")
     assert result.ok and not result.cut_tie and len(result.rows) == 2
+
+
+def test_a_batch_shared_between_two_workers_gives_what_one_gives(domain: Domain) -> None:
+    """From ``parallel_from`` queries a database's batch runs on two executors at once (every
+    other query each): outcomes, their order, refusals, failures, cut probes (including a
+    rewritten query that fails and runs again as written) and progress are those of one."""
+    case = Case("c", "q", (), GOLD, "top_k")
+    guard = Guard.for_evaluation(domain.allowed_schemas, domain.dialect)
+    sqls = [
+        GOLD, NO_TIE_BREAK, CLEAN_CUT, None, "DELETE FROM s.units", "SELECT nope FROM s.units",
+        "SELECT * FROM duckdb_tables()", "SELECT count(*) FROM s.units", "  ",
+        "SELECT nope FROM s.units ORDER BY 1 LIMIT 2",  # its probe fails: run again as written
+    ] * 3  # fmt: skip
+    jobs = [QueryJob(str(i), case, sql) for i, sql in enumerate(sqls)]
+    told: list[tuple[int, int]] = []
+    one = execute_jobs(domain, jobs, guard, parallel_from=10**9)
+    two = execute_jobs(domain, jobs, guard, lambda d, n: told.append((d, n)), parallel_from=0)
+
+    def seen(result: ExecutedResult) -> tuple[object, ...]:
+        return (result.key, result.status, result.layer, result.reason, result.columns,
+                result.rows, result.truncated, result.cut_tie)  # fmt: skip
+
+    assert [seen(r) for r in two] == [seen(r) for r in one]
+    assert {r.status for r in one} == {"ok", "refused", "error", "not_run"}
+    not_run = sum(1 for sql in sqls if sql is None or not sql.strip())
+    assert told == [(done, len(jobs)) for done in range(not_run + 1, len(jobs) + 1)]
