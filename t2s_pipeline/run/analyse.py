@@ -6,41 +6,37 @@ configuration answering with the same SQL does not parse it again."""
 
 from __future__ import annotations
 
-import datetime as dt
 import json
 import logging
 from collections.abc import Mapping, Sequence
-from dataclasses import asdict, dataclass, fields, replace
+from dataclasses import dataclass, fields
 
 import pandas as pd
 
 from t2s_pipeline.cases import CaseSet
 from t2s_pipeline.errors import SqlAnalysisError
+from t2s_pipeline.run.analysis_cache import (
+    Cached,
+    analysis_from_json,
+    analysis_json,
+    gold_alone,
+    item_analysis,
+    load_cache,
+    save_cache,
+)
 from t2s_pipeline.run.ask import candidate_sql, outcomes_from_frames
 from t2s_pipeline.run.cache_keys import schema_hash, sql_key
 from t2s_pipeline.run.context import RunContext, StageResult
 from t2s_pipeline.run.items import items_from_frame
 from t2s_pipeline.run.record import code_fingerprint
 from t2s_pipeline.run.rows import write
-from t2s_pipeline.scoring.components import ComponentSets
-from t2s_pipeline.scoring.item import ItemAnalysis, sets_json
-from t2s_pipeline.scoring.ordering import OrderKeys
-from t2s_pipeline.scoring.summary import (
-    COMPONENT_SETS,
-)
+from t2s_pipeline.scoring.item import ItemAnalysis
 from t2s_pipeline.spread import SPREAD_FROM, STARTUP_JOBS, spread
-from t2s_pipeline.sql.analysis import OutputColumn
-from t2s_pipeline.sql.pair import PairJob, Sides, analyse_sides
+from t2s_pipeline.sql.pair import PairJob, analyse_sides
 from t2s_pipeline.sql.schema import Schema, domain_schemas
-from t2s_pipeline.store import ResultsStore
 from t2s_pipeline.sut.client import Item, ItemOutcome
 
 _LOG = logging.getLogger(__name__)
-
-
-CACHE_TABLE = "analysis_cache"
-Cached = Mapping[str, ItemAnalysis]
-"""Earlier analyses by cache key (:func:`cache_key`); their ``item_id`` is not meaningful."""
 
 
 @dataclass(frozen=True)
@@ -124,12 +120,12 @@ def _analyse_all(
                 raise result
             memo[key] = result
             continue
-        analysis = _item_analysis(key[0], result, gold)
+        analysis = item_analysis(key[0], result, gold)
         memo[key] = analysis
         made[stored[key]] = analysis
         gold_key = gold_keys[key[0]]
         if gold_key not in cached and gold_key not in made:
-            made[gold_key] = _gold_alone(analysis)
+            made[gold_key] = gold_alone(analysis)
     analyses: list[ItemAnalysis] = []
     failed: list[str] = []
     for item in items:
@@ -154,47 +150,6 @@ def _recase(analysis: ItemAnalysis, case_id: str) -> ItemAnalysis:
     )
 
 
-def _gold_alone(analysis: ItemAnalysis) -> ItemAnalysis:
-    """The analysis of the same gold with no candidate (what :func:`_analyse` gives for it)."""
-    return replace(
-        analysis,
-        item_id="",
-        candidate_columns=None,
-        candidate_components=None,
-        candidate_error="no SQL",
-        candidate_order_keys=None,
-    )
-
-
-def _item_analysis(case_id: str, sides: Sides, gold: ItemAnalysis | None) -> ItemAnalysis:
-    """A pair's analysis from what :func:`analyse_sides` made; its gold side from ``gold``
-    (an earlier run's) when it made none."""
-    if sides.gold is not None:
-        gold = ItemAnalysis(
-            item_id="",
-            case_id=case_id,
-            required_tables=tuple(sorted(sides.gold.required_tables)),
-            gold_columns=sides.gold.output_columns,
-            gold_components=sides.gold.components,
-            gold_ordered=sides.gold.has_order_by,
-            candidate_columns=None,
-            candidate_components=None,
-            candidate_error=None,
-            gold_order_keys=sides.gold.order_keys,
-        )
-    assert gold is not None, "a pair analysed without its gold only when the gold was known"
-    candidate = sides.candidate
-    return replace(
-        gold,
-        item_id="",
-        case_id=case_id,
-        candidate_columns=None if candidate is None else candidate.output_columns,
-        candidate_components=None if candidate is None else candidate.components,
-        candidate_error=sides.candidate_error,
-        candidate_order_keys=None if candidate is None else candidate.order_keys,
-    )
-
-
 def analysis_row(analysis: ItemAnalysis) -> dict[str, object]:
     return {
         "item_id": analysis.item_id,
@@ -205,56 +160,6 @@ def analysis_row(analysis: ItemAnalysis) -> dict[str, object]:
     }
 
 
-def analysis_json(analysis: ItemAnalysis) -> str:
-    return json.dumps(
-        {
-            "required_tables": list(analysis.required_tables),
-            "gold_columns": [asdict(c) for c in analysis.gold_columns],
-            "gold_components": sets_json(analysis.gold_components),
-            "gold_ordered": analysis.gold_ordered,
-            "candidate_columns": None
-            if analysis.candidate_columns is None
-            else [asdict(c) for c in analysis.candidate_columns],
-            "candidate_components": None
-            if analysis.candidate_components is None
-            else sets_json(analysis.candidate_components),
-            "candidate_error": analysis.candidate_error,
-            "gold_order_keys": _keys_json(analysis.gold_order_keys),
-            "candidate_order_keys": _keys_json(analysis.candidate_order_keys),
-        }
-    )
-
-
-def analysis_from_json(item_id: str, case_id: str, text: str) -> ItemAnalysis:
-    d = json.loads(text)
-    return ItemAnalysis(
-        item_id=item_id,
-        case_id=case_id,
-        required_tables=tuple(d["required_tables"]),
-        gold_columns=tuple(OutputColumn(**c) for c in d["gold_columns"]),
-        gold_components=_components(d["gold_components"]),
-        gold_ordered=bool(d["gold_ordered"]),
-        candidate_columns=None
-        if d["candidate_columns"] is None
-        else tuple(OutputColumn(**c) for c in d["candidate_columns"]),
-        candidate_components=None
-        if d["candidate_components"] is None
-        else _components(d["candidate_components"]),
-        candidate_error=d["candidate_error"],
-        gold_order_keys=_keys(d.get("gold_order_keys")),
-        candidate_order_keys=_keys(d.get("candidate_order_keys")),
-    )
-
-
-def _keys_json(keys: OrderKeys) -> list[int] | None:
-    return None if keys is None else list(keys)
-
-
-def _keys(stored: object) -> OrderKeys:
-    """Order keys as stored; analyses stored before they were kept read as unknown (None)."""
-    return None if not isinstance(stored, list) else tuple(int(k) for k in stored)
-
-
 def analyses_from_frame(data: pd.DataFrame) -> dict[str, ItemAnalysis]:
     return {
         str(row.item_id): analysis_from_json(
@@ -262,31 +167,6 @@ def analyses_from_frame(data: pd.DataFrame) -> dict[str, ItemAnalysis]:
         )
         for row in data.itertuples(index=False)
     }
-
-
-def load_cache(store: ResultsStore) -> dict[str, ItemAnalysis]:
-    """Every analysis an earlier run stored (runs add fragments; equal keys hold equal
-    analyses, so any one will do)."""
-    data = store.read(CACHE_TABLE)
-    return {
-        str(row.key): analysis_from_json("", "", str(row.analysis_json))
-        for row in data.drop_duplicates("key").itertuples(index=False)
-    }
-
-
-def save_cache(store: ResultsStore, made: Mapping[str, ItemAnalysis]) -> int:
-    if not made:
-        return 0
-    now = dt.datetime.now(dt.UTC).replace(tzinfo=None)
-    rows = [
-        {"key": k, "analysis_json": analysis_json(a), "created_at": now} for k, a in made.items()
-    ]
-    return store.append(CACHE_TABLE, pd.DataFrame(rows))
-
-
-def _components(data: Mapping[str, object]) -> ComponentSets:
-    sets = {name: frozenset(data.get(name) or ()) for name in COMPONENT_SETS}  # type: ignore[call-overload]
-    return ComponentSets(**sets, display=dict(data.get("display") or {}))  # type: ignore[call-overload]
 
 
 def materialise(run: RunContext) -> StageResult:

@@ -10,12 +10,16 @@ from collections.abc import Sequence
 import pandas as pd
 
 from t2s_pipeline.cases import CaseSet
+from t2s_pipeline.run.analysis_cache import item_analysis, save_cache
 from t2s_pipeline.run.cache_keys import schema_hash, sql_key
 from t2s_pipeline.run.context import RunContext, StageResult
 from t2s_pipeline.run.record import code_fingerprint, record_run_start
 from t2s_pipeline.run.rows import write
 from t2s_pipeline.runs import run_tags
-from t2s_pipeline.sql.canonical import canonical_forms, twins_of
+from t2s_pipeline.scoring.item import ItemAnalysis
+from t2s_pipeline.spread import spread
+from t2s_pipeline.sql.canonical import twins_of
+from t2s_pipeline.sql.pair import Sides, read_gold
 from t2s_pipeline.sql.schema import domain_schemas
 from t2s_pipeline.store import ResultsStore
 from t2s_pipeline.sut.client import Item, build_items
@@ -65,9 +69,13 @@ CANONICAL_CACHE = "canonical_cache"
 
 
 def twins(store: ResultsStore, case_set: CaseSet) -> tuple[dict[str, frozenset[str]], int]:
-    """Every case's twins, and how many gold queries' canonical forms came from earlier runs:
-    each form is kept in ``canonical_cache`` under a hash of the gold SQL, the dialect, the
-    schema and the harness's code, so a later run of the same cases does not parse them again.
+    """Every case's twins, and how many gold queries' canonical forms came from earlier runs.
+
+    Each gold not read before is read once (:func:`~t2s_pipeline.sql.pair.read_gold`, over
+    every core when there are many): its canonical form is kept in ``canonical_cache`` and its
+    analysis in ``analysis_cache`` (as the gold with no candidate), both under a hash of the
+    gold SQL, the dialect, the schema and the harness's code, so the analyse stage reads only
+    candidates and a later run of the same cases parses no gold here.
     """
     cases, domain = case_set.cases, case_set.domain
     schemas = domain_schemas(cases, domain)
@@ -75,14 +83,22 @@ def twins(store: ResultsStore, case_set: CaseSet) -> tuple[dict[str, frozenset[s
     shapes = {db_id: schema_hash(schema) for db_id, schema in schemas.items()}
     keys = {c.id: sql_key(code, dialect, shapes[c.db_id], c.gold_sql, None) for c in cases}
     stored = _stored_forms(store)
-    known = {case_id: stored[key] for case_id, key in keys.items() if key in stored}
-    forms = canonical_forms(cases, domain, known)
-    made = {keys[case_id]: form for case_id, form in forms.items() if case_id not in known}
-    if made:
+    forms = {case_id: stored[key] for case_id, key in keys.items() if key in stored}
+    reused = len(forms)
+    todo = [case for case in cases if case.id not in forms]
+    jobs = [(case.gold_sql, dialect, schemas[case.db_id]) for case in todo]
+    golds: dict[str, ItemAnalysis] = {}
+    for case, reading in zip(todo, spread(read_gold, jobs), strict=True):
+        forms[case.id] = reading.canonical
+        if reading.analysis is not None:
+            sides = Sides(reading.analysis, None, "no SQL")
+            golds[keys[case.id]] = item_analysis(case.id, sides, None)
+    if todo:
         now = dt.datetime.now(dt.UTC).replace(tzinfo=None)
-        rows = [{"key": k, "canonical": f, "created_at": now} for k, f in made.items()]
+        rows = [{"key": keys[c.id], "canonical": forms[c.id], "created_at": now} for c in todo]
         store.append(CANONICAL_CACHE, pd.DataFrame(rows))
-    return twins_of(cases, forms), len(known)
+        save_cache(store, golds)
+    return twins_of(cases, forms), reused
 
 
 def _stored_forms(store: ResultsStore) -> dict[str, str | None]:

@@ -2,13 +2,14 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from sqlglot import exp
 
 from t2s_pipeline.errors import SqlAnalysisError
 from t2s_pipeline.execution.registry import engine_speaking
 from t2s_pipeline.sql.analysis import QueryAnalysis, analyse_tree
+from t2s_pipeline.sql.canonical import canonical_form
 from t2s_pipeline.sql.clean import CleaningRules, clean_candidate
 from t2s_pipeline.sql.parse import parse_one_query
 from t2s_pipeline.sql.schema import Schema
@@ -136,3 +137,45 @@ def analyse_sides(job: PairJob) -> Sides | SqlAnalysisError:
     if not candidate_sql:
         return Sides(pair.gold, None, "no SQL")
     return Sides(pair.gold, pair.candidate, pair.candidate_error)
+
+
+@dataclass(frozen=True)
+class GoldReading:
+    """A gold query read once for every stage that needs it: its analysis as
+    :func:`analyse_pair` makes it (None, and why, when it cannot be analysed) and its
+    canonical form as :func:`~t2s_pipeline.sql.canonical.canonical_form` makes it (None when it
+    cannot be canonicalised: the case has no twins)."""
+
+    analysis: QueryAnalysis | None
+    canonical: str | None
+    error: str | None = None
+
+
+def read_gold(job: tuple[str, str, Schema | None]) -> GoldReading:
+    """One gold query's reading (``job``: its SQL, the dialect, the schema), from one parse
+    and one qualification when the engine reads the text as written. Light to import, like
+    :func:`analyse_sides`.
+
+    >>> reading = read_gold(("SELECT o.id FROM orders o", "duckdb", None))
+    >>> reading.canonical == canonical_form("SELECT o.id FROM orders o", "duckdb", None)
+    True
+    >>> sorted(reading.analysis.required_tables)
+    ['orders']
+    """
+    gold_sql, dialect, schema = job
+    as_read = _as_read(gold_sql, "", dialect, schema)[0]
+    try:
+        tree = parse_one_query(as_read, dialect)
+        analysis = analyse_tree(tree, dialect, schema, as_read, canonical=as_read == gold_sql)
+    except SqlAnalysisError as error:
+        return GoldReading(None, _canonical_or_none(gold_sql, dialect, schema), str(error))
+    if analysis.canonical is not None:
+        return GoldReading(replace(analysis, canonical=None), analysis.canonical)
+    return GoldReading(analysis, _canonical_or_none(gold_sql, dialect, schema))
+
+
+def _canonical_or_none(sql: str, dialect: str, schema: Schema | None) -> str | None:
+    try:
+        return canonical_form(sql, dialect, schema)
+    except SqlAnalysisError:
+        return None

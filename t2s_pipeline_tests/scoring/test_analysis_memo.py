@@ -3,8 +3,6 @@
 from __future__ import annotations
 
 import dataclasses
-import subprocess
-import sys
 from pathlib import Path
 from typing import Any
 
@@ -12,9 +10,9 @@ import pytest
 
 from t2s_pipeline.cases import CaseSet, load_cases
 from t2s_pipeline.run import analyse as ev
+from t2s_pipeline.run import items as items_stage
 from t2s_pipeline.run.cache_keys import cache_key
 from t2s_pipeline.run.items import twins
-from t2s_pipeline.sql import canonical
 from t2s_pipeline.sql import pair as pair_sql
 from t2s_pipeline.sql.canonical import find_twins
 from t2s_pipeline.sql.schema import domain_schemas
@@ -176,24 +174,26 @@ def test_analyses_and_twins_spread_over_processes_equal_those_made_in_one(
     assert find_twins(case_set.cases, case_set.domain, spread_from=0, startup_jobs=0) == twins_one
 
 
-def test_twins_reuse_the_canonical_forms_of_earlier_runs(
+def test_twins_reuse_the_gold_readings_of_earlier_runs(
     monkeypatch: pytest.MonkeyPatch, warehouse: Path, tmp_path: Path
 ) -> None:
-    """The items stage keeps each gold's canonical form in the store: a later run of the same
-    cases canonicalises nothing and finds the same twins; an edited gold is read again."""
+    """The items stage reads each gold once and keeps its canonical form and its analysis in
+    the store: a later run of the same cases reads no gold and finds the same twins; an edited
+    gold is read again; the analyse stage then analyses only candidates, and its analyses equal
+    those made from scratch."""
     case_set = demo_cases(warehouse)
     store = ResultsStore(tmp_path / "results")
     first, reused = twins(store, case_set)
     assert reused == 0 and first == find_twins(case_set.cases, case_set.domain)
     assert any(first.values())  # the demo has twins, so equality says something
     calls: list[Any] = []
-    real = canonical._canonical_or_none
+    real = items_stage.read_gold
 
     def counting(job: Any) -> Any:
         calls.append(job[0])
         return real(job)
 
-    monkeypatch.setattr(canonical, "_canonical_or_none", counting)
+    monkeypatch.setattr(items_stage, "read_gold", counting)
     again, reused = twins(store, case_set)
     assert again == first and reused == len(case_set.cases) and calls == []
     twin = next(case for case in case_set.cases if first[case.id])
@@ -204,16 +204,16 @@ def test_twins_reuse_the_canonical_forms_of_earlier_runs(
     third, reused = twins(store, changed)
     assert calls == [edited.gold_sql] and reused == len(case_set.cases) - 1
     assert third == find_twins(changed.cases, changed.domain) and not third[twin.id]
-
-
-def test_the_spread_work_functions_import_light() -> None:
-    """The interpreters that analyses and twins are spread to import only what the work needs:
-    no scipy, pandas, numpy or Dagster (importing the stage module pulled in all of them and
-    took 1.2 s of every spread)."""
-    code = (
-        "import sys; import t2s_pipeline.sql.pair, t2s_pipeline.sql.canonical; "
-        "print(sorted(m for m in ('pandas', 'scipy', 'numpy', 'dagster') if m in sys.modules))"
-    )
-    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
-    assert done.returncode == 0, done.stderr
-    assert done.stdout.strip() == "[]"
+    items = build_items(case_set, first, "all")
+    answered = {
+        i.item_id: ItemOutcome(i.item_id, AskResponse(sql=sql), None, None, 200, None, 1, 0.0)
+        for i, sql in zip(items, [c.gold_sql for c in case_set.cases[1:]] * 3, strict=False)
+    }
+    schemas = domain_schemas(case_set.cases, case_set.domain)
+    pairs: list[Any] = []
+    monkeypatch.setattr(pair_sql, "analyse_pair", lambda *a, **k: pairs.append(a))
+    analysed = ev.safe_analyse_items(case_set, items, answered, schemas, ev.load_cache(store))
+    assert pairs == [] and analysed.golds_reused > 0
+    monkeypatch.undo()
+    fresh = ev.safe_analyse_items(case_set, items, answered, schemas)
+    assert (analysed.analyses, analysed.failed) == (fresh.analyses, fresh.failed)
