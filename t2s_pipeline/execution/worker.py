@@ -483,5 +483,10 @@ def result_bytes(rows: list[tuple[Any, ...]], cap: int) -> int:
 
 
 def main(argv: list[str]) -> None:
-    """The worker process's entry: ``FD MEMORY_MB`` (the socket it serves, its memory limit)."""
+    """The worker process's entry: ``FD MEMORY_MB`` (the socket it serves, its memory limit).
+
+    The executor's modules are imported first, while the worker waits in the pool as a spare,
+    so opening a database later costs only the database (0.1 s instead of 0.3 s)."""
+    import t2s_pipeline.execution.executor  # noqa: F401  # the worker imports what it runs
+
     serve(Connection(int(argv[0])), int(argv[1]))
