@@ -172,12 +172,15 @@ def _replay_lines(
 def write_replay_config(config: Path, cases: Path, replay: Path, kind: str, source: Path) -> Path:
     """A run configuration replaying ``replay`` against ``cases`` (paths kept as given, so run
     it from the folder the import ran in). The predictions' hash is a label, so new predictions
-    at the same path give a new run id rather than overwrite the old run."""
+    at the same path give a new run id rather than overwrite the old run. Isolation is counted,
+    not required (``isolation: warn``): nothing recorded earlier can prove it."""
     digest = hashlib.sha256(replay.read_bytes()).hexdigest()[:16]
     data = {
         "name": config.stem,
         "cases": cases.as_posix(),
-        "sut": {"kind": "replay", "file": replay.as_posix(), "isolate": True},
+        # A recorded file cannot honour exclusions: its items are scored and counted under
+        # not_isolated, rather than the blocking isolation check stopping every replay.
+        "sut": {"kind": "replay", "file": replay.as_posix(), "isolate": True, "isolation": "warn"},
         "phrasings": "main",
         "labels": {"benchmark": kind, "predictions": source.name, "predictions_sha256": digest},
     }

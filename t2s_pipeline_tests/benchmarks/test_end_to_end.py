@@ -9,6 +9,7 @@ from pathlib import Path
 import dagster as dg
 import pytest
 
+from t2s_pipeline.assets.evaluation import FAST_CHECKS
 from t2s_pipeline.assets.launch import run_config
 from t2s_pipeline.benchmarks.imports import import_bird, import_spider
 from t2s_pipeline.benchmarks.manifest import read_manifest
@@ -38,7 +39,8 @@ def _run(
     # cases_dir must name the imported folder: run_config's own override of it does not reach
     # the gold_cases asset (reported upstream).
     settings = settings_for(root, cases)
-    outcome = run_config(config, settings, instance, checks=[])
+    # With the blocking checks: a replay (which cannot prove isolation) is scored, not stopped.
+    outcome = run_config(config, settings, instance, checks=FAST_CHECKS)
     assert outcome.success
     return summarise_run(settings.store(), outcome.run_id)
 
