@@ -30,6 +30,19 @@ def demo_cases(warehouse: Path) -> CaseSet:
     return dataclasses.replace(case_set, domain=domain)
 
 
+def _count_pairs(monkeypatch: pytest.MonkeyPatch) -> list[Any]:
+    """Every gold analysed from here on (``analyse_pair``'s first argument), in order."""
+    calls: list[Any] = []
+    real = pair_sql.analyse_pair
+
+    def counting(*args: Any, **kwargs: Any) -> Any:
+        calls.append(args[0])
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(pair_sql, "analyse_pair", counting)
+    return calls
+
+
 def test_safe_analyse_items_shares_one_memo_across_items(
     monkeypatch: pytest.MonkeyPatch, warehouse: Path
 ) -> None:
@@ -39,14 +52,7 @@ def test_safe_analyse_items_shares_one_memo_across_items(
     cases = case_set.cases[:5]
     items = [i for i in build_items(case_set, {}, "all") if i.case_id in {c.id for c in cases}]
     assert len(items) == 3 * len(cases)
-    calls: list[Any] = []
-    real = pair_sql.analyse_pair
-
-    def counting(*args: Any, **kwargs: Any) -> Any:
-        calls.append(args[0])
-        return real(*args, **kwargs)
-
-    monkeypatch.setattr(pair_sql, "analyse_pair", counting)
+    calls = _count_pairs(monkeypatch)
     schemas = domain_schemas(cases, case_set.domain)
     analysed = ev.safe_analyse_items(case_set, items, {}, schemas)
     assert not analysed.failed
@@ -86,14 +92,7 @@ def test_a_second_run_reuses_the_stored_analyses_of_identical_sql(
     store = ResultsStore(tmp_path / "results")
     first = ev.safe_analyse_items(case_set, items, {}, schemas, ev.load_cache(store))
     assert ev.save_cache(store, first.made) == len(cases)
-    calls: list[Any] = []
-    real = pair_sql.analyse_pair
-
-    def counting(*args: Any, **kwargs: Any) -> Any:
-        calls.append(args[0])
-        return real(*args, **kwargs)
-
-    monkeypatch.setattr(pair_sql, "analyse_pair", counting)
+    calls = _count_pairs(monkeypatch)
     again = ev.safe_analyse_items(case_set, items, {}, schemas, ev.load_cache(store))
     assert calls == [] and again.reused == len(cases) and again.made == {}
     assert again.analyses == first.analyses
@@ -133,14 +132,7 @@ def test_a_second_configuration_reuses_the_gold_analyses_of_the_first(
     first = ev.safe_analyse_items(case_set, items, first_answers, schemas, ev.load_cache(store))
     assert ev.save_cache(store, first.made) == 2 * len(cases)  # each pair, and each gold alone
     fresh = ev.safe_analyse_items(case_set, items, second_answers, schemas)
-    calls: list[Any] = []
-    real = pair_sql.analyse_pair
-
-    def counting(*args: Any, **kwargs: Any) -> Any:
-        calls.append(args[0])
-        return real(*args, **kwargs)
-
-    monkeypatch.setattr(pair_sql, "analyse_pair", counting)
+    calls = _count_pairs(monkeypatch)
     second = ev.safe_analyse_items(case_set, items, second_answers, schemas, ev.load_cache(store))
     assert calls == [] and second.reused == 0 and second.golds_reused == len(cases)
     assert second.analyses == fresh.analyses
