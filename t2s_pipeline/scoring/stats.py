@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import math
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
@@ -11,6 +12,7 @@ from scipy import stats
 
 _RESAMPLES = 2000
 _SEED = 20251
+_CONFIDENCE = 0.95
 
 
 @dataclass(frozen=True)
@@ -100,23 +102,46 @@ def _summarise(kept: list[tuple[object, float]]) -> Mean:
         counts[label] = counts.get(label, 0) + 1
     if len(sums) < 2:  # one cluster: nothing independent to resample
         return Mean(mean, len(sample), None)
-    result = stats.bootstrap(
-        (np.asarray(list(sums.values())), np.asarray(list(counts.values()), dtype=float)),
-        _ratio,
-        paired=True,
-        vectorized=True,
-        confidence_level=0.95,
-        n_resamples=_RESAMPLES,
-        method="percentile",
-        rng=np.random.default_rng(_SEED),
+    low, high = percentile_interval(
+        np.asarray(list(sums.values())), np.asarray(list(counts.values()), dtype=float)
     )
-    low, high = result.confidence_interval
     return Mean(mean, len(sample), (float(low), float(high)))
 
 
-def _ratio(sums: np.ndarray, counts: np.ndarray, axis: int = -1) -> np.ndarray:
-    """The item mean of a resample of clusters: its summed values over its summed counts."""
-    return np.asarray(sums.sum(axis=axis) / counts.sum(axis=axis))
+def percentile_interval(sums: np.ndarray, counts: np.ndarray) -> tuple[float, float]:
+    """The 95% percentile bootstrap interval of the item mean over resampled clusters.
+
+    The same interval ``scipy.stats.bootstrap`` gives for ``(sums, counts)`` with
+    ``paired=True, method="percentile", n_resamples=_RESAMPLES`` and a generator seeded with
+    ``_SEED`` (the resampled indices, their sums and the quantiles are computed alike, so the
+    figures are equal to the last bit: test in ``scoring/test_aggregation.py``), without its
+    input checks and its extra copy of the index matrix. Draws for one cluster count are made
+    once per process: a summary asks for many means over the same clusters."""
+    indices = _resampled_indices(len(sums))
+    theta = sums[indices].sum(axis=-1) / counts[indices].sum(axis=-1)
+    alpha = (1 - _CONFIDENCE) / 2  # as scipy computes it: 0.025000000000000022
+    low, high = stats.quantile(theta, np.asarray([alpha, 1 - alpha]), axis=-1)
+    return float(low), float(high)
+
+
+_INDEX_CACHE_LIMIT = 2_000
+"""Cluster counts up to this keep their resample indices (16 MB each at most)."""
+
+
+def _resampled_indices(n: int) -> np.ndarray:
+    """Which cluster each resample draws, one row per resample (read-only)."""
+    if n > _INDEX_CACHE_LIMIT:
+        return _draw_indices(n)
+    return _cached_indices(n)
+
+
+def _draw_indices(n: int) -> np.ndarray:
+    indices = np.random.default_rng(_SEED).integers(0, n, (_RESAMPLES, n))
+    indices.setflags(write=False)
+    return indices
+
+
+_cached_indices = functools.lru_cache(maxsize=8)(_draw_indices)
 
 
 def _is_nan(value: object) -> bool:

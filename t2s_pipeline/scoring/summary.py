@@ -202,12 +202,9 @@ def diagnosis_histograms(
 
 def robustness(items: pd.DataFrame) -> Mean:
     """Share of cases whose exact match is the same for every phrasing (cases with >= 2 items)."""
-    same = [
-        bool(group["exact_match"].nunique() == 1)
-        for _case, group in items.groupby("case_id")
-        if len(group) >= 2
-    ]
-    return mean_with_ci(same)
+    by_case = items.groupby("case_id")["exact_match"]
+    sizes, distinct = by_case.size(), by_case.nunique()
+    return mean_with_ci([bool(d == 1) for s, d in zip(sizes, distinct, strict=True) if s >= 2])
 
 
 def count_ceilings(counts: Mapping[str, int]) -> dict[str, int]:

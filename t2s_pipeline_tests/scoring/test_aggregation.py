@@ -4,12 +4,14 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import numpy as np
 import pandas as pd
 import pytest
+from scipy import stats
 
 from t2s_pipeline.scoring.compare import compare_runs, load_decision, unaccepted
 from t2s_pipeline.scoring.diagnosis import ItemEvidence, diagnose
-from t2s_pipeline.scoring.stats import mean_with_ci, paired_delta
+from t2s_pipeline.scoring.stats import mean_with_ci, paired_delta, percentile_interval
 from t2s_pipeline.scoring.summary import ex_by_band, family_means, robustness
 
 
@@ -40,6 +42,29 @@ def test_intervals_resample_whole_cases() -> None:
     assert mean_with_ci([1.0, 0.0, 1.0], ["a", "a", "a"]).ci is None
     delta = paired_delta(values, [0.0] * 60, cases)
     assert delta.mean == pytest.approx(-0.35) and delta.ci is not None and delta.ci[1] < 0
+
+
+@pytest.mark.parametrize("n_clusters", [2, 7, 380, 1000, 2_500])
+def test_intervals_equal_scipys_bootstrap_to_the_last_bit(n_clusters: int) -> None:
+    """The interval is scipy's percentile bootstrap over resampled clusters, computed without
+    its overhead: equal bits for cluster counts with and without kept resample indices, and
+    again on a second call (the kept indices are not changed by use)."""
+    rng = np.random.default_rng(n_clusters)
+    counts = rng.integers(1, 4, n_clusters).astype(float)
+    sums = np.round(rng.random(n_clusters) * counts, 3)
+    expected = stats.bootstrap(
+        (sums, counts),
+        lambda s, c, axis=-1: s.sum(axis=axis) / c.sum(axis=axis),
+        paired=True,
+        vectorized=True,
+        confidence_level=0.95,
+        n_resamples=2000,
+        method="percentile",
+        rng=np.random.default_rng(20251),
+    ).confidence_interval
+    for _ in range(2):
+        low, high = percentile_interval(sums, counts)
+        assert (low, high) == (float(expected[0]), float(expected[1]))
 
 
 def _evidence(**changes: object) -> ItemEvidence:
