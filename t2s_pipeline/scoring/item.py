@@ -19,7 +19,7 @@ from t2s_pipeline.scoring.diagnosis import ItemEvidence, diagnose
 from t2s_pipeline.scoring.facts import DataFacts
 from t2s_pipeline.scoring.findings import Finding, component_findings, retrieval_findings
 from t2s_pipeline.scoring.ordering import OrderKeys, RowOrder
-from t2s_pipeline.scoring.output import OutputScore, OutputSettings, score_output
+from t2s_pipeline.scoring.output import OutputScore, OutputSettings, results_match, score_output
 from t2s_pipeline.scoring.summary import (
     COMPONENT_SETS,
 )
@@ -327,4 +327,4 @@ def gold_drift(case: Case, gold: ExecutedResult | None, settings: ScorerSettings
         return False
     frozen = ResultSet.from_names(case.expected_result.columns, case.expected_result.rows)
     live = ResultSet.from_names(gold.columns, gold.rows)
-    return not score_output(frozen, live, output_settings(settings)).exact_match
+    return not results_match(frozen, live, output_settings(settings))

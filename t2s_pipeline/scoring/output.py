@@ -171,6 +171,23 @@ def score_output(
     return replace(score, presentation=shown)
 
 
+def results_match(
+    reference: ResultSet,
+    candidate: ResultSet,
+    settings: OutputSettings = OutputSettings(),  # noqa: B008 - frozen, so sharing is safe
+) -> bool:
+    """Exact match alone (SPEC 8), decided as :func:`score_output` decides it for two results
+    whose rows are compared as returned, without the output family's pairing, key and cells:
+    the frozen ``expected_result`` of a case against its live gold (gold drift)."""
+    crosswalk = Crosswalk(
+        encode(reference, settings.float_decimals), encode(candidate, settings.float_decimals)
+    )
+    ordered = settings.ordered_compare is True
+    return exact_match(
+        crosswalk, ordered=ordered, permutation_bound=settings.permutation_bound
+    ).match
+
+
 def _score_both(
     reference: ResultSet, candidate: ResultSet, crosswalk: Crosswalk, settings: OutputSettings
 ) -> _Output:

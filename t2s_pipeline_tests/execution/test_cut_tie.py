@@ -4,17 +4,20 @@ of the tied rows the engine kept."""
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import duckdb
 import pytest
 
-from t2s_pipeline.cases import Case, Domain
+from t2s_pipeline.cases import Case, Domain, load_cases
 from t2s_pipeline.config import ScorerSettings
 from t2s_pipeline.execution import Guard
 from t2s_pipeline.execution.records import ExecutedResult, QueryJob, execute_jobs
 from t2s_pipeline.scoring.item import CUT_TIE, ItemAnalysis, item_ceilings, score_item_output
+from t2s_pipeline.sql.cut import cut_probe, parsed_cut_probe
 from t2s_pipeline.sql.pair import analyse_pair
+from t2s_pipeline.suites.legitimate import legitimate_corpus
 
 # Units per item: I3 and I4 tie at 152 for the second place.
 ROWS = [("I1", 192), ("I2", 174), ("I3", 152), ("I4", 152), ("I5", 90)]
@@ -105,3 +108,36 @@ def test_a_batch_shared_between_two_workers_gives_what_one_gives(domain: Domain)
     assert {r.status for r in one} == {"ok", "refused", "error", "not_run"}
     not_run = sum(1 for sql in sqls if sql is None or not sql.strip())
     assert told == [(done, len(jobs)) for done in range(not_run + 1, len(jobs) + 1)]
+
+
+def _corpus() -> list[tuple[str, str]]:
+    """(SQL, dialect) pairs nobody wrote for the cut probe: the legitimate-SQL corpus of each
+    engine, the Spider and BIRD fixture queries, and the demo cases' gold SQL."""
+    dialects = {"duckdb": "duckdb", "postgres": "postgres", "sqlite": "sqlite", "mysql": "mysql"}
+    pairs = [(s.sql, d) for e, d in dialects.items() for s in legitimate_corpus(e)]
+    benchmarks = Path(__file__).resolve().parents[1] / "fixtures" / "benchmarks"
+    for name in ("spider/dev_gold.sql", "spider/pred.sql"):
+        text = (benchmarks / name).read_text()
+        pairs += [(line.split("\t")[0], "sqlite") for line in text.splitlines() if line.strip()]
+    bird = json.loads((benchmarks / "bird/dev.json").read_text())
+    pairs += [(entry["SQL"], "sqlite") for entry in bird]
+    cases = load_cases(Path(__file__).resolve().parents[2] / "cases" / "erp")
+    return pairs + [(case.gold_sql, "duckdb") for case in cases.cases]
+
+
+def test_the_token_check_only_skips_queries_without_a_probe() -> None:
+    """``cut_probe`` reads the tokens before parsing and parses only text with a LIMIT, TOP or
+    FETCH; on every query of the corpora (and the same texts read as T-SQL, where TOP limits)
+    it answers exactly as parsing every query does."""
+    corpus = _corpus()
+    corpus += [(sql, "tsql") for sql, _ in corpus[:400]] + [
+        ("SELECT TOP 3 a FROM t ORDER BY a", "tsql"),
+        ("SELECT a FROM t ORDER BY a FETCH FIRST 3 ROWS ONLY", "postgres"),
+    ]
+    assert len(corpus) > 4000
+    probed = 0
+    for sql, dialect in corpus:
+        expected = parsed_cut_probe(sql, dialect)
+        assert cut_probe(sql, dialect) == expected, (dialect, sql)
+        probed += expected is not None
+    assert 0 < probed < len(corpus)  # both paths are taken

@@ -14,7 +14,13 @@ from hypothesis import strategies as st
 from scipy.optimize import linear_sum_assignment
 
 from t2s_pipeline.results import Column, ResultSet, normalize_value
-from t2s_pipeline.scoring.output import OutputScore, OutputSettings, Pair, score_output
+from t2s_pipeline.scoring.output import (
+    OutputScore,
+    OutputSettings,
+    Pair,
+    results_match,
+    score_output,
+)
 
 # Small pools so that values collide often: that is where pairing, keys and shelves get hard.
 _VALUES = st.one_of(
@@ -133,6 +139,19 @@ def test_exact_match_agrees_with_brute_force(pair: tuple[ResultSet, ResultSet]) 
     """The signature-pruned search must decide exactly like trying every column permutation."""
     reference, candidate = pair
     assert score_output(reference, candidate).exact_match == _brute_exact(reference, candidate)
+
+
+@_FAST
+@given(_pairs_of_any_kind(), st.sampled_from([False, True, "auto"]))
+def test_exact_match_alone_decides_as_the_full_score(
+    pair: tuple[ResultSet, ResultSet], ordered: bool | str
+) -> None:
+    """``results_match`` (gold drift's check) skips the output family's work but must decide
+    exact match as ``score_output`` does, whatever the order setting."""
+    reference, candidate = pair
+    settings = OutputSettings(ordered_compare=ordered)  # type: ignore[arg-type]
+    full = score_output(reference, candidate, settings).exact_match
+    assert results_match(reference, candidate, settings) == full
 
 
 @_FAST
