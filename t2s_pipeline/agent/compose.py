@@ -15,14 +15,13 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from functools import lru_cache
 
-import sqlglot
 from sqlglot import exp
-from sqlglot.errors import SqlglotError
 
 from t2s_pipeline.agent.dates import is_date_text
 from t2s_pipeline.agent.knowledge import ColumnInfo, Knowledge
 from t2s_pipeline.agent.plan import Condition, Group, Measure, Plan, Window
 from t2s_pipeline.agent.question import Conventions
+from t2s_pipeline.agent.templates import example_tree
 from t2s_pipeline.sut.contract import RetrievedExample
 
 _FUNCS: dict[str, type[exp.Func]] = {
@@ -142,9 +141,8 @@ class _ExampleStyle:
 @lru_cache(maxsize=8192)
 def _example_style(sql: str, dialect: str) -> _ExampleStyle | None:
     """One example's style, read once per SQL text (examples come back for many questions)."""
-    try:
-        tree = sqlglot.parse_one(sql, read=dialect)
-    except SqlglotError:
+    tree = example_tree(sql, dialect)
+    if tree is None:
         return None
     digits = tuple(
         int(node.args["decimals"].this)

@@ -205,6 +205,27 @@ class Knowledge:
     def columns(self) -> tuple[ColumnInfo, ...]:
         return tuple(c for t in self.tables.values() for c in t.columns)
 
+    def terms_said(self, stems: tuple[str, ...], texts: tuple[str, ...]) -> list[ValueTerm]:
+        """The terms a run of words says, in :attr:`terms` order: a short sampled code
+        (``DE``, ``B2B``) only as written (``texts``, two characters at least), any other
+        term by its stems. Looked up by phrase, not by reading every term."""
+        hits = [(i, t) for i, t in self._by_phrase.get(stems, ()) if not _as_written(t)]
+        if texts and len(texts[0]) >= 2:
+            hits += [(i, t) for i, t in self._by_phrase.get(texts, ()) if _as_written(t)]
+        return [term for _, term in sorted(hits, key=lambda hit: hit[0])]
+
+    @cached_property
+    def _by_phrase(self) -> dict[tuple[str, ...], list[tuple[int, ValueTerm]]]:
+        index: dict[tuple[str, ...], list[tuple[int, ValueTerm]]] = {}
+        for position, term in enumerate(self.terms):
+            index.setdefault(term.phrase, []).append((position, term))
+        return index
+
+
+def _as_written(term: ValueTerm) -> bool:
+    """A short sampled code matches only as written, never by its stem."""
+    return term.source == "sample" and len(str(term.values[0])) <= 3
+
 
 def read_knowledge(
     documents: Sequence[OfferedTable],

@@ -461,7 +461,7 @@ class _Reader:
             texts = tuple(s.words[j].text for j in range(i, i + width))
             if width == 1 and stems[0] in FILLER_STEMS:
                 continue
-            found = [t for t in self.k.terms if _term_matches(t, stems, texts)]
+            found = self.k.terms_said(stems, texts)
             found = [t for t in found if t.strength > 0 or self._status_said(i, width)]
             if found:
                 return max(found, key=lambda t: self._term_rank(t, focus)), width
@@ -1353,13 +1353,6 @@ class _Reader:
                     order.append(neighbour)
                     queue.append(neighbour)
         return order
-
-
-def _term_matches(term: ValueTerm, stems: tuple[str, ...], texts: tuple[str, ...]) -> bool:
-    """A short sampled code matches only as written (``DE``, ``B2B``), anything else by stems."""
-    if term.source == "sample" and len(str(term.values[0])) <= 3:
-        return term.phrase == texts and len(texts[0]) >= 2
-    return term.phrase == stems
 
 
 def _score(column: ColumnInfo, table: TableInfo, stems: Iterable[str]) -> float:

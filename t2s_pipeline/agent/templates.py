@@ -36,7 +36,7 @@ def adapt(sql: str, example: Plan, wanted: Plan, dialect: str) -> str | None:
     swaps = _swaps(example, wanted)
     if swaps is None:
         return None
-    parsed = _example_tree(sql, dialect)
+    parsed = example_tree(sql, dialect)
     if parsed is None or not explains(parsed, example):
         return None
     if not swaps and example.limit == wanted.limit:
@@ -54,8 +54,10 @@ def adapt(sql: str, example: Plan, wanted: Plan, dialect: str) -> str | None:
 
 
 @lru_cache(maxsize=8192)
-def _example_tree(sql: str, dialect: str) -> exp.Expr | None:
-    """An example's SQL parsed once (never changed: :func:`adapt` edits a copy)."""
+def example_tree(sql: str, dialect: str) -> exp.Expr | None:
+    """An example's SQL parsed once, for templates and for the house style
+    (:func:`t2s_pipeline.agent.compose.conventions`); never changed: :func:`adapt` edits a
+    copy."""
     try:
         return sqlglot.parse_one(sql, read=dialect)
     except SqlglotError:
@@ -86,7 +88,7 @@ def explains(tree: exp.Expr, plan: Plan) -> bool:
     >>> explains(tree, Plan(("sales.orders",), (Measure("count"),)))
     False
     """
-    if any(tree.find(kind) for kind in _BEYOND_A_PLAN):
+    if tree.find(*_BEYOND_A_PLAN) is not None:  # one walk for every kind
         return False
     if not isinstance(tree, exp.Select):
         return False
@@ -99,7 +101,12 @@ def explains(tree: exp.Expr, plan: Plan) -> bool:
     for literal in tree.find_all(exp.Literal):
         if literal.is_string and not is_date_text(literal.this) and literal.this not in said:
             return False
-    kinds = {name for node_type, name in _AGGREGATES.items() if tree.find(node_type)}
+    kinds = {
+        name
+        for node in tree.find_all(*_AGGREGATES)
+        for node_type, name in _AGGREGATES.items()
+        if isinstance(node, node_type)
+    }
     wanted = {m.func for m in plan.measures if m.func in _AGGREGATES.values()}
     if kinds != wanted:
         return False
