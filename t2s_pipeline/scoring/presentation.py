@@ -18,8 +18,8 @@ import decimal
 from collections.abc import Hashable, Iterator
 from dataclasses import dataclass
 
-from t2s_pipeline.results import ResultSet, round_float
-from t2s_pipeline.scoring.encoding import Crosswalk, EncodedSide, encode
+from t2s_pipeline.results import ResultSet, normalize_column_typed, round_float
+from t2s_pipeline.scoring.encoding import Crosswalk, EncodedColumn, EncodedSide, encode_values
 from t2s_pipeline.scoring.exact import exact_match
 
 MAX_ROWS = 20_000
@@ -71,9 +71,10 @@ def presentation_findings(
     )
     # A bare base column of whole numbers (an identifier such as order_id) describes a row.
     attributes = frozenset(i for i, c in enumerate(reference.columns) if c.origin is not None)
+    encoded = _Encodings()
     for view in _views(plain, attributes):
         verdict = exact_match(
-            Crosswalk(_encoded(view.reference), _encoded(view.candidate)),
+            Crosswalk(encoded.side(view.reference), encoded.side(view.candidate)),
             ordered=ordered,
             permutation_bound=permutation_bound,
             order_undetermined=order_undetermined,
@@ -93,9 +94,27 @@ def _names(result: ResultSet) -> tuple[str, ...]:
     return tuple(c.name or f"column {i + 1}" for i, c in enumerate(result.columns))
 
 
-def _encoded(columns: Columns) -> EncodedSide:
-    rows = list(zip(*columns, strict=True)) if columns else []
-    return encode(ResultSet.from_names([None] * len(columns), rows), 15)
+class _Encodings:
+    """Each column of the views encoded once: a view shares every column it does not change
+    with the view it comes from (the reference is the same list in nearly every view), so
+    columns are kept by identity (the list is kept too, so its id is never reused)."""
+
+    def __init__(self) -> None:
+        self._kept: dict[int, tuple[list[Hashable], EncodedColumn]] = {}
+
+    def side(self, columns: Columns) -> EncodedSide:
+        """The columns encoded as :func:`~t2s_pipeline.scoring.encoding.encode` encodes the
+        result set they make (values normalised again at 15 decimals)."""
+        if len({len(column) for column in columns}) > 1:
+            raise ValueError("the columns of a view differ in length")
+        return EncodedSide(tuple(map(self._column, columns)), len(columns[0]) if columns else 0)
+
+    def _column(self, column: list[Hashable]) -> EncodedColumn:
+        kept = self._kept.get(id(column))
+        if kept is None:
+            kept = (column, encode_values(*normalize_column_typed(column, 15)))
+            self._kept[id(column)] = kept
+        return kept[1]
 
 
 def _views(plain: _View, attributes: frozenset[int] = frozenset()) -> Iterator[_View]:
@@ -220,7 +239,7 @@ def _scale(value: Hashable, factor: float, decimals: int) -> Hashable:
 
 
 def _month(value: str) -> bool:
-    if len(value) != 7:
+    if len(value) != 7 or value[4] != "-":  # what "%Y-%m" needs, before the slow parse
         return False
     try:
         dt.datetime.strptime(value, "%Y-%m")
