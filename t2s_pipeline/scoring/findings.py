@@ -268,7 +268,11 @@ def _missing_conditions(
         condition = _condition_of(element)[1]
         if condition is not None:
             tested |= {_conjunct_text(t) for t in _conjuncts(condition)}
-    whole = {_condition_of(e)[0] for e in gold.get("aggregations", ()) if not _condition_of(e)[1]}
+    whole = {
+        base
+        for base, condition in map(_condition_of, gold.get("aggregations", ()))
+        if not condition
+    }
     found = []
     for element in missing:
         base, condition = _condition_of(element)
@@ -495,7 +499,6 @@ def _columns(element: str) -> frozenset[str]:
     return frozenset(column.sql() for column in tree.find_all(exp.Column))
 
 
-@lru_cache(maxsize=4096)
 @lru_cache(maxsize=8192)
 def _tree(element: str) -> exp.Expr | None:
     """One element's parse, shared by every reader here and memoised (none of them changes

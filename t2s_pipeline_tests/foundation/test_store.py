@@ -5,6 +5,7 @@ from __future__ import annotations
 import errno
 import multiprocessing
 import os
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import duckdb
@@ -155,6 +156,39 @@ def test_concurrent_writers_of_different_runs_never_wait_or_collide(tmp_path: Pa
     data = ResultsStore(root).read("exact_matches")
     counts = data.groupby("run_id").size().to_dict()
     assert counts == {f"run-{k}": 500 + k for k in range(8)}
+
+
+def _read_in_child(root: str, run_id: str, queue: multiprocessing.Queue[int]) -> None:
+    queue.put(len(ResultsStore(root).read("exact_matches", run_id)))
+
+
+def test_threads_and_a_forked_child_read_and_write_through_one_process_database(
+    tmp_path: Path,
+) -> None:
+    """Reads and writes share one in-memory DuckDB per process, a cursor each: eight threads
+    replacing and reading their own runs at once all see their own rows (each cursor its own
+    registered frame), and a child forked after the database was opened reads with its own."""
+    root = str(tmp_path / "results")
+    store = ResultsStore(root)
+
+    def work(k: int) -> list[int]:
+        seen = []
+        for round_ in range(15):
+            rows = [_exact(f"t{k}-{i}#0", True) for i in range(10 + k + round_)]
+            store.replace_run("exact_matches", f"t-{k}", pd.DataFrame(rows))
+            seen.append(len(store.read("exact_matches", f"t-{k}")))
+        return seen
+
+    with ThreadPoolExecutor(8) as pool:
+        results = list(pool.map(work, range(8)))
+    assert results == [[10 + k + r for r in range(15)] for k in range(8)]
+    queue: multiprocessing.Queue[int] = multiprocessing.get_context("fork").Queue()
+    child = multiprocessing.get_context("fork").Process(
+        target=_read_in_child, args=(root, "t-3", queue)
+    )
+    child.start()
+    child.join(timeout=60)
+    assert child.exitcode == 0 and queue.get(timeout=5) == 10 + 3 + 14
 
 
 def test_every_declared_table_round_trips(tmp_path: Path) -> None:
