@@ -51,8 +51,11 @@ class _Extractor:
         """The normalised element(s) of ``node`` (its conjuncts when ``split``), each shown as
         ``node`` is written."""
         shown = self.resolver.text(node)
-        # resolved() gives a fresh standalone copy: normalise may rewrite it in place
-        normal = normalise(self.resolver.resolved(node), self.dialect, copy=False)
+        # resolved() gives a fresh standalone copy: normalise may rewrite it in place. A bare
+        # column is its own normal form (nothing to rewrite or simplify), and most are bare.
+        resolved = self.resolver.resolved(node)
+        bare = isinstance(resolved, exp.Column) and isinstance(resolved.this, exp.Identifier)
+        normal = resolved if bare else normalise(resolved, self.dialect, copy=False)
         keys = [render(term, self.dialect) for term in (conjuncts(normal) if split else [normal])]
         for key in keys:
             if key != shown:

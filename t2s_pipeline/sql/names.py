@@ -58,8 +58,11 @@ def split_table_name(name: str, dialect: str) -> tuple[str, str]:
     )
 
 
+@functools.lru_cache(maxsize=64)
 def get_dialect(dialect: str) -> Dialect:
     """The sqlglot dialect called ``dialect``, or a SqlAnalysisError naming the known ones.
+    One instance per name, shared (sqlglot builds a new, stateless one on every call; a query's
+    analysis asked for it about ten times).
 
     >>> type(get_dialect("duckdb")).__name__
     'DuckDB'
