@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
-import functools
 import math
+import threading
+from collections import OrderedDict
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
@@ -124,24 +125,31 @@ def percentile_interval(sums: np.ndarray, counts: np.ndarray) -> tuple[float, fl
     return float(low), float(high)
 
 
-_INDEX_CACHE_LIMIT = 2_000
-"""Cluster counts up to this keep their resample indices (16 MB each at most)."""
+_KEPT_BYTES = 256 * 2**20
+"""Resample indices kept for later means, at most this many bytes (a 10,000-cluster draw is
+80 MB): the least recently used go first."""
+_kept: OrderedDict[int, np.ndarray] = OrderedDict()
+_kept_lock = threading.Lock()
 
 
 def _resampled_indices(n: int) -> np.ndarray:
-    """Which cluster each resample draws, one row per resample (read-only)."""
-    if n > _INDEX_CACHE_LIMIT:
-        return _draw_indices(n)
-    return _cached_indices(n)
-
-
-def _draw_indices(n: int) -> np.ndarray:
-    indices = np.random.default_rng(_SEED).integers(0, n, (_RESAMPLES, n))
-    indices.setflags(write=False)
-    return indices
-
-
-_cached_indices = functools.lru_cache(maxsize=8)(_draw_indices)
+    """Which cluster each resample draws, one row per resample (read-only). Drawn as scipy
+    draws them (int64) and kept as int32: the same values, and gathering with half the bytes
+    is about twice as fast."""
+    with _kept_lock:
+        found = _kept.get(n)
+        if found is not None:
+            _kept.move_to_end(n)
+            return found
+    drawn = np.random.default_rng(_SEED).integers(0, n, (_RESAMPLES, n)).astype(np.int32)
+    drawn.setflags(write=False)
+    with _kept_lock:
+        _kept[n] = drawn
+        while sum(kept.nbytes for kept in _kept.values()) > _KEPT_BYTES and len(_kept) > 1:
+            _kept.popitem(last=False)
+        if drawn.nbytes > _KEPT_BYTES:
+            _kept.pop(n, None)
+    return drawn
 
 
 def _is_nan(value: object) -> bool:
