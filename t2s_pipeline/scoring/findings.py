@@ -268,14 +268,11 @@ def _missing_conditions(
         condition = _condition_of(element)[1]
         if condition is not None:
             tested |= {_conjunct_text(t) for t in _conjuncts(condition)}
-    whole = {
-        base
-        for base, condition in map(_condition_of, gold.get("aggregations", ()))
-        if not condition
-    }
+    read = {element: _condition_of(element) for element in gold.get("aggregations", ())}
+    whole = {base for base, condition in read.values() if not condition}
     found = []
     for element in missing:
-        base, condition = _condition_of(element)
+        base, condition = read.get(element) or _condition_of(element)
         if condition is None or base in whole:
             continue
         absent = [t for t in _conjuncts(condition) if _conjunct_text(t) not in tested]
