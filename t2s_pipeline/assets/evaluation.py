@@ -29,6 +29,7 @@ from t2s_pipeline.run.compare import regression_verdict
 from t2s_pipeline.run.context import RunContext, StageResult
 from t2s_pipeline.run.stages import STAGE_BY_NAME
 from t2s_pipeline.run.summary import summarise_run
+from t2s_pipeline.run.warm import warm_up
 from t2s_pipeline.runs import RunSpec
 from t2s_pipeline.scoring.compare import Comparison, Regression
 from t2s_pipeline.scoring.summary import RunSummary
@@ -53,8 +54,11 @@ def _run(context: dg.AssetExecutionContext, settings: T2SSettings) -> tuple[RunS
     return spec, case_set
 
 
-def stage(context: dg.AssetExecutionContext, settings: T2SSettings, name: str) -> StageResult:
-    """Run one stage of :mod:`t2s_pipeline.run` on the asset's partition."""
+def stage(
+    context: dg.AssetExecutionContext, settings: T2SSettings, name: str, warm: bool = False
+) -> StageResult:
+    """Run one stage of :mod:`t2s_pipeline.run` on the asset's partition; with ``warm``, first
+    start what later stages will use when they run in this process (:mod:`~.run.warm`)."""
     spec, case_set = _run(context, settings)
     run = RunContext(
         spec,
@@ -65,7 +69,23 @@ def stage(context: dg.AssetExecutionContext, settings: T2SSettings, name: str) -
         progress=lambda what: _progress(context, what),
         decisions=Path(settings.decisions_dir),
     )
+    if warm and _steps_share_a_process(context):
+        warm_up(run)
     return STAGE_BY_NAME[name].materialise(run)
+
+
+def _steps_share_a_process(context: dg.AssetExecutionContext) -> bool:
+    """Whether the run's steps execute one after another in this process: the in-process
+    executor (``materialize``, ``t2s run``, and the job's default), not multiprocess or Celery."""
+    executor = context.job_def.executor_def.name
+    if executor in ("in_process", "execute_in_process_executor"):
+        return True
+    if executor != "multi_or_in_process_executor":
+        return False
+    execution = context.run.run_config.get("execution")
+    if not isinstance(execution, Mapping) or not execution:
+        return True  # the job's own default: in process (definitions.eval_job)
+    return "in_process" in (execution.get("config") or {})
 
 
 def materialised(done: StageResult, table: str, **extra: Any) -> dg.MaterializeResult:
@@ -105,7 +125,7 @@ def _progress(context: dg.AssetExecutionContext, what: str) -> Progress:
 @dg.asset(partitions_def=eval_run_partitions, deps=[gold_cases], group_name=GROUP)
 def items(context: dg.AssetExecutionContext, settings: T2SSettings) -> dg.MaterializeResult:
     """Cases x phrasings, each with its leave-one-out exclusions (the case and its twins)."""
-    return materialised(stage(context, settings, "items"), "items")
+    return materialised(stage(context, settings, "items", warm=True), "items")
 
 
 @dg.multi_asset(

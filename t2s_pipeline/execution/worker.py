@@ -306,6 +306,15 @@ class _Pool:
                 self._idle.append(_Worker(memory_mb))  # starts importing while this one works
         return found if found is not None else _Worker(memory_mb)
 
+    def prewarm(self, memory_mb: int, count: int) -> None:
+        """Start workers with this limit until ``count`` of them (at most the pool's size)
+        wait idle; each imports the executor's modules while the caller goes on."""
+        with self._lock:
+            self._idle = [w for w in self._idle if w.alive()]
+            idle = sum(1 for w in self._idle if w.memory_mb == memory_mb)
+            for _ in range(min(count, self.size) - idle):
+                self._idle.append(_Worker(memory_mb))
+
     def release(self, worker: _Worker) -> None:
         with self._lock:
             if worker.alive() and len(self._idle) < self.size:
@@ -322,6 +331,15 @@ class _Pool:
 
 _POOL = _Pool(_POOL_SIZE)
 atexit.register(_POOL.shutdown)
+
+
+def prewarm(guard: Guard, count: int) -> None:
+    """Have ``count`` workers for ``guard`` ready before statements need them: a cold worker
+    takes about 0.35 s to open a database, a warm one 0.05 s."""
+    if guard.contained:
+        _POOL.prewarm(guard.memory_mb, count)
+
+
 _ENTRY = "import sys; from t2s_pipeline.execution.worker import main; main(sys.argv[1:])"
 
 

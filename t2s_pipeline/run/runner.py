@@ -19,9 +19,13 @@ from t2s_pipeline.run.lock import run_lock
 from t2s_pipeline.run.record import finished_runs
 from t2s_pipeline.run.stages import STAGES
 from t2s_pipeline.run.summary import summarise_run
+from t2s_pipeline.run.warm import warm_up
 from t2s_pipeline.runs import RunSpec, register, spec_for
 from t2s_pipeline.scoring.summary import RunSummary
 from t2s_pipeline.store import ResultsStore
+
+_WARMED_FOR = ("ask", "gold", "candidates")
+"""Stages whose workers or agent :func:`~t2s_pipeline.run.warm.warm_up` starts early."""
 
 
 @dataclass(frozen=True)
@@ -53,6 +57,8 @@ def run_partition(
         spec, case_set, store, info=say, warn=say, progress=progress_for, decisions=decisions
     )
     with run_lock(store.run_dir(spec.run_id), spec.run_id):
+        if any(stage.name in _WARMED_FOR for stage in stages):
+            warm_up(run)
         for index, stage in enumerate(stages, start=1):
             started = time.perf_counter()
             stage.materialise(run)

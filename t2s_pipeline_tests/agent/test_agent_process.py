@@ -7,6 +7,7 @@ import asyncio
 import httpx
 import pytest
 
+from t2s_pipeline.agent import process as agent_process
 from t2s_pipeline.agent.app import AgentSettings, build_app
 from t2s_pipeline.agent.process import serve_in_process
 from t2s_pipeline.agent.server import serve_in_thread
@@ -31,3 +32,22 @@ def test_the_agent_in_its_own_process_answers_as_in_a_thread_and_stops() -> None
     assert in_process == in_thread and all(a[1] is not None for a in in_process)
     with pytest.raises(httpx.ConnectError):  # the child stopped with the block
         httpx.get(url + "/v1/health", timeout=5)
+
+
+def test_a_prestarted_agent_is_taken_by_the_serve_of_the_same_cases_and_settings() -> None:
+    """A run that shares its process starts the agent early (``run.warm``); the ask stage
+    takes that child only for the same cases and settings, and a child nobody takes is ended."""
+    settings = AgentSettings(examples_k=2)
+    with serve_in_thread(build_app(sample_case_set(), settings=settings)) as url:
+        in_thread = _answers(url)
+    agent_process.prestart(sample_case_set(), settings)
+    (started,) = agent_process._STARTED.values()
+    with serve_in_process(sample_case_set(), settings) as url:
+        assert agent_process._STARTED == {} and started.process.poll() is None
+        assert _answers(url) == in_thread
+    assert started.process.poll() is not None  # ended with the block
+    agent_process.prestart(sample_case_set(), AgentSettings(examples_k=1))
+    (other,) = agent_process._STARTED.values()
+    with serve_in_process(sample_case_set(), settings) as url:
+        assert other.process.poll() is not None  # started for other settings: ended, not used
+        assert _answers(url) == in_thread

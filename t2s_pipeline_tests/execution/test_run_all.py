@@ -235,3 +235,25 @@ def test_the_worker_readies_the_next_statement_while_one_runs() -> None:
     assert [a[1].rows for a in answers[:2]] == [[(True,)], [(True,)]]
     assert answers[2] == ("closed",)
     assert calls.index(("ready", "second")) < calls.index(("finish", "second"))
+
+
+def test_prewarmed_workers_are_the_ones_the_executors_take(warehouse: Path) -> None:
+    """``prewarm`` starts workers a run's execute stages take later (``run.warm``); each
+    answers as a fresh one would, and one is started again for the pool when taken."""
+    from t2s_pipeline.execution import worker
+
+    guard = Guard(allowed_schemas=ALLOWED_SCHEMAS, memory_mb=3072)  # a limit no other test uses
+    worker._POOL.shutdown()  # idle workers of earlier tests would fill the pool
+    worker.prewarm(guard, 2)
+    waiting = {w.process.pid for w in worker._POOL._idle if w.memory_mb == 3072}
+    assert len(waiting) == 2
+    with open_executor(str(warehouse), guard) as one, open_executor(str(warehouse), guard) as two:
+        assert {one.worker_pid, two.worker_pid} == waiting
+        assert (
+            one.run("SELECT count(*) FROM sales.orders").rows
+            == two.run("SELECT count(*) FROM sales.orders").rows
+        )
+    idle = {w.process.pid for w in worker._POOL._idle if w.memory_mb == 3072}
+    assert waiting < idle  # both given back, and a spare started when the last was taken
+    worker.prewarm(guard, 2)  # enough wait already: nothing more is started
+    assert {w.process.pid for w in worker._POOL._idle if w.memory_mb == 3072} == idle

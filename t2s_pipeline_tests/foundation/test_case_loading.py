@@ -160,3 +160,42 @@ def test_a_case_file_edited_between_loads_is_read_again(tmp_path: Path) -> None:
     )
     (folder / "a.yaml").write_text(GOOD.format(id="a"))
     assert load_cases(folder).cases[0] == first
+
+
+def test_an_unchanged_folder_is_not_read_again(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A folder whose files' stat records are unchanged gives the case set it gave before,
+    without reading a file; any edit, new file or removed file is read again."""
+    import t2s_pipeline.cases as cases_module
+
+    monkeypatch.setattr(cases_module, "_RACY_NS", 0)  # files written just now may be kept
+    folder = _domain(tmp_path, {"a.yaml": GOOD.format(id="a"), "b.yaml": GOOD.format(id="b")})
+    first = load_cases(folder)
+    reads: list[Path] = []
+    real_read_bytes = Path.read_bytes
+
+    def counted(path: Path) -> bytes:
+        reads.append(path)
+        return real_read_bytes(path)
+
+    monkeypatch.setattr(Path, "read_bytes", counted)
+    assert load_cases(folder) is first and reads == []
+    (folder / "a.yaml").write_text(GOOD.format(id="a").replace("orders are", "orders were"))
+    edited = load_cases(folder)
+    assert edited.cases[0].question == "How many orders were there?"
+    assert edited.content_hash != first.content_hash and reads
+    (folder / "c.yaml").write_text(GOOD.format(id="c"))
+    assert [c.id for c in load_cases(folder).cases] == ["a", "b", "c"]
+    (folder / "b.yaml").unlink()
+    assert [c.id for c in load_cases(folder).cases] == ["a", "c"]
+
+
+def test_a_folder_changed_just_now_is_read_every_time(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A file changed within the file system clock's tick could change again with the same
+    stat record, so a folder changed just now is not kept."""
+    folder = _domain(tmp_path, {"a.yaml": GOOD.format(id="a")})
+    first = load_cases(folder)
+    assert load_cases(folder) is not first

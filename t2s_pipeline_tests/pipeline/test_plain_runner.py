@@ -97,3 +97,30 @@ def test_the_module_runs_from_the_command_line(project: Project, tmp_path: Path)
     summary = [s.name for s in STAGES].index("summary") + 1
     assert f"[{summary}/{len(STAGES)}] summary" in done.stdout and "EX" in done.stdout
     assert ResultsStore(tmp_path / "r").run_ids() != []
+
+
+@pytest.mark.parametrize(
+    ("executor", "run_config_", "shared"),
+    [
+        ("in_process", {}, True),  # dg.materialize, t2s run
+        ("execute_in_process_executor", {}, True),
+        ("multi_or_in_process_executor", {}, True),  # the eval job's own default
+        ("multi_or_in_process_executor", {"execution": {"config": {"in_process": {}}}}, True),
+        ("multi_or_in_process_executor", {"execution": {"config": {"multiprocess": {}}}}, False),
+        ("celery", {"execution": {"config": {}}}, False),
+    ],
+)
+def test_workers_and_agent_are_started_early_only_when_steps_share_a_process(
+    executor: str, run_config_: dict[str, object], shared: bool
+) -> None:
+    """The items asset starts what later steps use (``run.warm``) only when they will run in
+    its process; a step process of the multiprocess or Celery executor ends with its step."""
+    from types import SimpleNamespace
+
+    from t2s_pipeline.assets.evaluation import _steps_share_a_process
+
+    context = SimpleNamespace(
+        job_def=SimpleNamespace(executor_def=SimpleNamespace(name=executor)),
+        run=SimpleNamespace(run_config=run_config_),
+    )
+    assert _steps_share_a_process(context) is shared  # type: ignore[arg-type]
