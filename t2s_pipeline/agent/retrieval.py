@@ -35,15 +35,27 @@ class Bm25Index:
         return np.asarray(self._bm25.get_scores(words))
 
 
-def ranked(scores: np.ndarray, allowed: np.ndarray | None = None) -> list[int]:
+def ranked(
+    scores: np.ndarray, allowed: np.ndarray | None = None, top: int | None = None
+) -> list[int]:
     """Indices with a positive score (and allowed), best first; ties keep document order.
+    With ``top``, only the start of that ranking: its first ``top`` indices and any that tie
+    with the last of them (a bank of 10,000 wordings is then not sorted whole per question).
 
     >>> ranked(np.array([0.5, 0.0, 2.0, 0.5]))
+    [2, 0, 3]
+    >>> ranked(np.array([0.5, 0.0, 2.0, 0.5, 0.1]), top=2)
     [2, 0, 3]
     """
     keep = scores > 0 if allowed is None else (scores > 0) & allowed
     candidates = np.flatnonzero(keep)  # ascending, so a stable sort keeps document order
-    ordered: list[int] = candidates[np.argsort(-scores[candidates], kind="stable")].tolist()
+    values = scores[candidates]
+    if top is not None and 0 < top < len(candidates):
+        # Every candidate at least as good as the top-th best: exactly the ranking's start.
+        cut = len(values) - top
+        inside = values >= np.partition(values, cut)[cut]
+        candidates, values = candidates[inside], values[inside]
+    ordered: list[int] = candidates[np.argsort(-values, kind="stable")].tolist()
     return ordered
 
 
@@ -66,6 +78,9 @@ class Retriever:
         self._rows: dict[str, list[int]] = {}  # the bank rows of each case (its wordings)
         for row, entry in enumerate(self.bank):
             self._rows.setdefault(entry.case_id, []).append(row)
+        # The ranking's first examples_k x (most wordings of a case) rows hold examples_k
+        # cases whenever the whole ranking does.
+        self._example_rows = examples_k * max((len(r) for r in self._rows.values()), default=1)
 
     def retrieve(self, question: str, exclude: Collection[str] = ()) -> RetrieveResponse:
         """What the retriever offers for a question, never an excluded case."""
@@ -75,7 +90,7 @@ class Retriever:
 
     def offered_tables(self, question: str) -> tuple[OfferedTable, ...]:
         """The ``tables_k`` best-matching table documents."""
-        best = ranked(self._table_index.scores(question))[: self.tables_k]
+        best = ranked(self._table_index.scores(question), top=self.tables_k)[: self.tables_k]
         return tuple(self.tables[i] for i in best)
 
     def examples(self, question: str, exclude: Collection[str]) -> tuple[RetrievedExample, ...]:
@@ -86,7 +101,7 @@ class Retriever:
             for case_id in exclude:
                 allowed[self._rows.get(case_id, [])] = False
         found: dict[str, BankEntry] = {}
-        for i in ranked(self._bank_index.scores(question), allowed):
+        for i in ranked(self._bank_index.scores(question), allowed, self._example_rows):
             if len(found) >= self.examples_k:
                 break
             found.setdefault(self.bank[i].case_id, self.bank[i])

@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
+import numpy as np
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from t2s_pipeline.agent.documents import demo_tables, example_bank
-from t2s_pipeline.agent.retrieval import Retriever
+from t2s_pipeline.agent.retrieval import Retriever, ranked
 from t2s_pipeline.agent.tokens import tokenize
 from t2s_pipeline_tests.agent.sample import TWINS, sample_case_set
 
@@ -80,3 +81,45 @@ def test_excluded_cases_are_never_retrieved(question: str, excluded: set[str], k
     assert not {e.id for e in examples} & closed
     assert not {e.sql for e in examples} & banned_sql
     assert len(examples) <= k
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    scores=st.lists(
+        st.sampled_from([0.0, 0.5, 1.0, 1.0, 2.0, 3.5]) | st.floats(0, 10, width=32),
+        min_size=0,
+        max_size=40,
+    ),
+    mask=st.lists(st.booleans(), min_size=40, max_size=40),
+    top=st.integers(0, 45),
+)
+def test_the_start_of_a_ranking_is_the_start_of_the_whole_ranking(
+    scores: list[float], mask: list[bool], top: int
+) -> None:
+    """Ranking only the best ``top`` (with their ties) gives exactly the first entries of
+    ranking everything: same order, ties in document order, exclusions kept out."""
+    values = np.asarray(scores, dtype=np.float32)
+    allowed = np.asarray(mask[: len(scores)], dtype=bool)
+    for kept in (None, allowed):
+        whole = ranked(values, kept)
+        start = ranked(values, kept, top)
+        assert start == whole[: len(start)] and len(start) >= min(top, len(whole))
+
+
+def test_examples_with_many_wordings_are_those_of_the_whole_ranking() -> None:
+    """The example search looks at enough of the ranking's start for k cases even when
+    every case has several wordings in the bank."""
+    full = _retriever(examples_k=3)
+    for question in [c.question for c in CASE_SET.cases] + ["orders per channel", "revenue"]:
+        for exclude in ((), CASE_IDS[:2], CASE_IDS[1::2]):
+            got = full.examples(question, exclude)
+            ranked_all = full._bank_index.scores(question)
+            allowed = np.ones(len(full.bank), dtype=bool)
+            for case_id in exclude:
+                allowed[full._rows.get(case_id, [])] = False
+            expected: dict[str, object] = {}
+            for i in ranked(ranked_all, allowed):
+                if len(expected) >= 3:
+                    break
+                expected.setdefault(full.bank[i].case_id, full.bank[i])
+            assert [e.id for e in got] == list(expected)
