@@ -67,31 +67,35 @@ def compose(
     select += [e.as_(_measure_alias(m)) for e, m in zip(measures, plan.measures, strict=True)]
     if not select:
         select = [exp.Count(this=exp.Star()).as_("count")]
-    query = exp.select(*select).from_(exp.to_table(plan.base))
+    # The query is built here and shared with nobody, so each step extends it in place
+    # (copy=False): the builders' default copied the whole query at every step.
+    query = exp.select(*select).from_(exp.to_table(plan.base), copy=False)
     for table, on in _joins(plan.tables, knowledge):
-        query = query.join(exp.to_table(table), on=on)
+        query = query.join(exp.to_table(table), on=on, copy=False)
     where = [_condition(c) for c in plan.conditions]
     if plan.window is not None:
         where += _window(plan.window, style.closed_windows, as_of)
     if where:
-        query = query.where(exp.and_(*where))
+        query = query.where(exp.and_(*where, copy=False), copy=False)
     if grouped:
-        query = query.group_by(*(key(g) for g in plan.groups))
+        query = query.group_by(*(key(g) for g in plan.groups), copy=False)
     for threshold in plan.having:
         figure = _measure(threshold.measure, None, False)
-        query = query.having(_compare(threshold.op, figure, _literal(_plain(threshold.value))))
+        query = query.having(
+            _compare(threshold.op, figure, _literal(_plain(threshold.value))), copy=False
+        )
     if plan.descending is not None and measures:
         order = _measure(plan.order_by, None, grouped) if plan.order_by else measures[0]
-        query = query.order_by(exp.Ordered(this=order, desc=plan.descending))
+        query = query.order_by(exp.Ordered(this=order, desc=plan.descending), copy=False)
         if style.tie_break and grouped:
-            query = query.order_by(key(plan.groups[0]), append=True)
+            query = query.order_by(key(plan.groups[0]), append=True, copy=False)
     elif grouped and style.sorted_groups:
-        query = query.order_by(*(key(g) for g in plan.groups))
+        query = query.order_by(*(key(g) for g in plan.groups), copy=False)
     elif any(g.grain for g in plan.groups):
-        query = query.order_by(*(key(g) for g in plan.groups if g.grain))
+        query = query.order_by(*(key(g) for g in plan.groups if g.grain), copy=False)
     if plan.limit is not None:
-        query = query.limit(plan.limit)
-    return query.sql(dialect=dialect, pretty=True)
+        query = query.limit(plan.limit, copy=False)
+    return query.sql(dialect=dialect, pretty=True, copy=False)  # nobody reads it after
 
 
 def conventions(examples: Sequence[RetrievedExample], dialect: str) -> Conventions:

@@ -50,7 +50,7 @@ def adapt(sql: str, example: Plan, wanted: Plan, dialect: str) -> str | None:
         if not isinstance(limit, exp.Limit) or wanted.limit is None:
             return None
         limit.set("expression", exp.Literal.number(wanted.limit))
-    return tree.sql(dialect=dialect)
+    return tree.sql(dialect=dialect, copy=False)  # a copy made for this answer alone
 
 
 @lru_cache(maxsize=8192)
