@@ -62,16 +62,16 @@ def compose(
     style = style or Conventions()
     grouped = bool(plan.groups) and plan.aggregated
     key = _group_keys(style.month_format)
-    select = [key(g).as_(_group_alias(g)) for g in plan.groups]
+    select = [key(g).as_(_group_alias(g), copy=False) for g in plan.groups]  # fresh keys
     measures = [_measure(m, style.round_to, grouped) for m in plan.measures]
     select += [e.as_(_measure_alias(m)) for e, m in zip(measures, plan.measures, strict=True)]
     if not select:
         select = [exp.Count(this=exp.Star()).as_("count")]
     # The query is built here and shared with nobody, so each step extends it in place
     # (copy=False): the builders' default copied the whole query at every step.
-    query = exp.select(*select).from_(exp.to_table(plan.base), copy=False)
+    query = exp.select(*select).from_(_table(plan.base), copy=False)
     for table, on in _joins(plan.tables, knowledge):
-        query = query.join(exp.to_table(table), on=on, copy=False)
+        query = query.join(_table(table), on=on, copy=False)
     where = [_condition(c) for c in plan.conditions]
     if plan.window is not None:
         where += _window(plan.window, style.closed_windows, as_of)
@@ -96,6 +96,16 @@ def compose(
     if plan.limit is not None:
         query = query.limit(plan.limit, copy=False)
     return query.sql(dialect=dialect, pretty=True, copy=False)  # nobody reads it after
+
+
+def _table(name: str) -> exp.Table:
+    """A table node for a qualified name, read once per name (each answer takes a copy)."""
+    return _read_table(name).copy()
+
+
+@lru_cache(maxsize=4096)
+def _read_table(name: str) -> exp.Table:
+    return exp.to_table(name)
 
 
 def conventions(examples: Sequence[RetrievedExample], dialect: str) -> Conventions:
