@@ -8,7 +8,7 @@ import pandas as pd
 
 from t2s_pipeline.run.context import RunContext
 from t2s_pipeline.scoring.item import num
-from t2s_pipeline.scoring.stats import mean_with_ci
+from t2s_pipeline.scoring.stats import mean_and_n
 
 
 def frame(rows: Sequence[Mapping[str, object]], float_columns: Sequence[str] = ()) -> pd.DataFrame:
@@ -23,10 +23,11 @@ def frame(rows: Sequence[Mapping[str, object]], float_columns: Sequence[str] = (
 def family_metadata(
     rows: Sequence[Mapping[str, object]], columns: Sequence[str]
 ) -> dict[str, float | int]:
-    """Mean and n of a few figures, for an asset's materialisation metadata."""
+    """Mean and n of a few figures, for an asset's materialisation metadata (the run's
+    summary gives their intervals)."""
     out: dict[str, float | int] = {"dagster/row_count": len(rows)}
     for column in columns:
-        mean = mean_with_ci(num(row.get(column)) for row in rows)
+        mean = mean_and_n(num(row.get(column)) for row in rows)
         out[f"{column}/n"] = mean.n
         if mean.mean is not None:
             out[column] = round(mean.mean, 6)

@@ -71,6 +71,18 @@ def mean_with_ci(
     return _summarise([(label, v) for label, v in kept if not math.isnan(v)])
 
 
+def mean_and_n(values: Iterable[float | bool | None]) -> Mean:
+    """The mean and n of :func:`mean_with_ci`, without its interval (no resampling), for
+    figures shown without one (an asset's metadata).
+
+    >>> mean_and_n([1.0, None, 0.0, True])
+    Mean(mean=0.6666666666666666, n=3, ci=None)
+    """
+    numbers = [float(v) for v in values if v is not None]
+    sample = np.asarray([v for v in numbers if not math.isnan(v)])
+    return Mean(float(sample.mean()) if len(sample) else None, len(sample), None)
+
+
 def paired_delta(
     before: Sequence[float | None],
     after: Sequence[float | None],

@@ -7,11 +7,13 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from scipy import stats
 
 from t2s_pipeline.scoring.compare import compare_runs, load_decision, unaccepted
 from t2s_pipeline.scoring.diagnosis import ItemEvidence, diagnose
-from t2s_pipeline.scoring.stats import mean_with_ci, paired_delta, percentile_interval
+from t2s_pipeline.scoring.stats import mean_and_n, mean_with_ci, paired_delta, percentile_interval
 from t2s_pipeline.scoring.summary import ex_by_band, family_means, robustness
 
 
@@ -172,3 +174,18 @@ def test_permutation_bound_is_a_ceiling_not_a_scorer_fault() -> None:
     assert "permutation_bound" in bounded.ceilings and bounded.cells_recall == 1.0
     assert not bounded.scorer_fault and "scorer_fault" not in bounded.ceilings
     assert score_output(reference, candidate).exact_match
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    st.lists(
+        st.none() | st.booleans() | st.floats(-1e6, 1e6) | st.just(float("nan")) | st.just(1.0),
+        max_size=30,
+    )
+)
+def test_the_mean_without_an_interval_is_the_mean_with_one(values: list[object]) -> None:
+    """An asset's metadata shows the mean and n of :func:`mean_with_ci` without resampling:
+    the same numbers to the last bit, undefined and NaN values left out alike."""
+    with_ci = mean_with_ci(values)  # type: ignore[arg-type]
+    without = mean_and_n(values)  # type: ignore[arg-type]
+    assert (without.mean, without.n) == (with_ci.mean, with_ci.n) and without.ci is None
