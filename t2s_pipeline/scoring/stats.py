@@ -131,7 +131,13 @@ def percentile_interval(sums: np.ndarray, counts: np.ndarray) -> tuple[float, fl
     input checks and its extra copy of the index matrix. Draws for one cluster count are made
     once per process: a summary asks for many means over the same clusters."""
     indices = _resampled_indices(len(sums))
-    theta = sums[indices].sum(axis=-1) / counts[indices].sum(axis=-1)
+    total = sums[indices].sum(axis=-1)
+    if counts.min() == counts.max():
+        # Every cluster holds as many items (whole numbers), so every resample holds n times
+        # that many, exactly what summing the drawn counts gives: half the gathering.
+        theta = total / (counts[0] * len(counts))
+    else:
+        theta = total / counts[indices].sum(axis=-1)
     alpha = (1 - _CONFIDENCE) / 2  # as scipy computes it: 0.025000000000000022
     low, high = stats.quantile(theta, np.asarray([alpha, 1 - alpha]), axis=-1)
     return float(low), float(high)

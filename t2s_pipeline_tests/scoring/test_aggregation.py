@@ -46,13 +46,16 @@ def test_intervals_resample_whole_cases() -> None:
     assert delta.mean == pytest.approx(-0.35) and delta.ci is not None and delta.ci[1] < 0
 
 
-@pytest.mark.parametrize("n_clusters", [2, 7, 380, 1000, 2_500])
-def test_intervals_equal_scipys_bootstrap_to_the_last_bit(n_clusters: int) -> None:
+@pytest.mark.parametrize("uniform", [False, True])
+@pytest.mark.parametrize("n_clusters", [2, 7, 380, 1000, 2_500, 10_000])
+def test_intervals_equal_scipys_bootstrap_to_the_last_bit(n_clusters: int, uniform: bool) -> None:
     """The interval is scipy's percentile bootstrap over resampled clusters, computed without
     its overhead: equal bits for cluster counts with and without kept resample indices, and
     again on a second call (the kept indices are not changed by use)."""
     rng = np.random.default_rng(n_clusters)
     counts = rng.integers(1, 4, n_clusters).astype(float)
+    if uniform:  # one item per case (the main phrasing), or every phrasing of every case
+        counts = np.full(n_clusters, float(n_clusters % 3 + 1))
     sums = np.round(rng.random(n_clusters) * counts, 3)
     expected = stats.bootstrap(
         (sums, counts),
