@@ -7,6 +7,8 @@ nor their SQL can come back, whatever k is.
 
 from __future__ import annotations
 
+import threading
+from collections import OrderedDict
 from collections.abc import Collection, Sequence
 
 import bm25s
@@ -15,6 +17,9 @@ import numpy as np
 from t2s_pipeline.agent.documents import BankEntry, table_text
 from t2s_pipeline.agent.tokens import tokenize
 from t2s_pipeline.sut.contract import OfferedTable, RetrievedExample, RetrieveResponse
+
+_RECENT = 64
+"""Retrievals kept per retriever (the harness asks over a few lanes, then probes each)."""
 
 
 class Bm25Index:
@@ -81,12 +86,27 @@ class Retriever:
         # The ranking's first examples_k x (most wordings of a case) rows hold examples_k
         # cases whenever the whole ranking does.
         self._example_rows = examples_k * max((len(r) for r in self._rows.values()), default=1)
+        self._recent: OrderedDict[tuple[str, frozenset[str]], RetrieveResponse] = OrderedDict()
+        self._lock = threading.Lock()
 
     def retrieve(self, question: str, exclude: Collection[str] = ()) -> RetrieveResponse:
-        """What the retriever offers for a question, never an excluded case."""
-        return RetrieveResponse(
+        """What the retriever offers for a question, never an excluded case. The last few
+        answers are kept: the harness probes the retriever with the question and exclusions
+        it has just asked with, and the answer is the same (retrieval is deterministic)."""
+        key = (question, frozenset(exclude))
+        with self._lock:
+            found = self._recent.get(key)
+            if found is not None:
+                self._recent.move_to_end(key)
+                return found
+        response = RetrieveResponse(
             tables=self.offered_tables(question), examples=self.examples(question, exclude)
         )
+        with self._lock:
+            self._recent[key] = response
+            while len(self._recent) > _RECENT:
+                self._recent.popitem(last=False)
+        return response
 
     def offered_tables(self, question: str) -> tuple[OfferedTable, ...]:
         """The ``tables_k`` best-matching table documents."""

@@ -123,3 +123,19 @@ def test_examples_with_many_wordings_are_those_of_the_whole_ranking() -> None:
                     break
                 expected.setdefault(full.bank[i].case_id, full.bank[i])
             assert [e.id for e in got] == list(expected)
+
+
+def test_a_probe_right_after_an_ask_is_answered_from_the_recent_retrievals() -> None:
+    """The harness probes with the question and exclusions it has just asked with: the same
+    answer comes back without retrieving again; other exclusions are retrieved anew, and only
+    the last few retrievals are kept."""
+    retriever = _retriever()
+    question = CASE_SET.cases[0].question
+    first = retriever.retrieve(question, [CASE_IDS[1]])
+    assert retriever.retrieve(question, (CASE_IDS[1],)) is first
+    both = {CASE_IDS[0], CASE_IDS[1]}
+    assert not both & {e.id for e in retriever.retrieve(question, sorted(both)).examples}
+    for n in range(70):
+        retriever.retrieve(f"orders per channel {n}")
+    again = retriever.retrieve(question, [CASE_IDS[1]])
+    assert again is not first and again == first
