@@ -105,6 +105,7 @@ class HttpSutClient(SutClient):
         self._sync = httpx.Client(
             timeout=self._timeout(), headers=dict(settings.headers), verify=self._tls
         )
+        self._urls: dict[str, httpx.URL] = {}
 
     def health(self) -> Health:
         """GET the health path; an unreachable or malformed health is a :class:`SutError`."""
@@ -207,13 +208,21 @@ class HttpSutClient(SutClient):
                 return _Call(last, attempt, time.perf_counter() - start)
             await asyncio.sleep(policy.delay(attempt, last.retry_after, self._rng))
 
+    def _url(self, http: httpx.AsyncClient, path: str) -> httpx.URL:
+        """The absolute URL of ``path`` under the base URL, merged once: httpx parses and
+        merges a relative path again for every request (every lane has the same base URL)."""
+        url = self._urls.get(path)
+        if url is None:
+            url = self._urls[path] = http.build_request("POST", path).url
+        return url
+
     async def _attempt(
         self, http: httpx.AsyncClient, path: str, payload: dict[str, object], model: type[M]
     ) -> _Attempt[M]:
         deadline = self.settings.request_timeout_s
         try:
             async with asyncio.timeout(deadline):
-                response = await http.post(path, json=payload)
+                response = await http.post(self._url(http, path), json=payload)
         except TimeoutError:
             return _Attempt(None, "timeout", message=f"no complete answer within {deadline} s")
         except httpx.ConnectTimeout as error:
