@@ -107,6 +107,6 @@ def parsed_cut_probe(sql: str, dialect: str) -> CutProbe | None:
     k = int(count.this)
     count.replace(exp.Literal.number(k + 1))
     try:
-        return CutProbe(tree.sql(dialect=dialect), k, keys)
+        return CutProbe(tree.sql(dialect=dialect, copy=False), k, keys)  # parsed here alone
     except SqlglotError:
         return None
