@@ -15,6 +15,7 @@ from functools import lru_cache
 
 import sqlglot
 from sqlglot import exp
+from sqlglot.dialects.dialect import Dialect
 from sqlglot.errors import SqlglotError
 
 
@@ -285,17 +286,31 @@ def _missing_conditions(
     return found
 
 
+_GENERIC = Dialect.get_or_raise(None)
+_COPY = bool(
+    _GENERIC.generator_class.ENSURE_BOOLS
+    or _GENERIC.generator_class.EXPRESSIONS_WITHOUT_NESTED_CTES
+)
+"""Whether writing can change the node: the generic dialect's generator rewrites nothing before
+it writes (no boolean rewrites, no nested CTEs moved), so its nodes are written uncopied."""
+
+
+def _sql(node: exp.Expr) -> str:
+    """``node.sql()`` (the generic dialect), without the copy of the node it makes first."""
+    return _GENERIC.generate(node, copy=_COPY)
+
+
 def _conjuncts(condition: str) -> list[str]:
     tree = _tree(condition)
     if tree is None:
         return [condition]
     terms = tree.flatten() if isinstance(tree, exp.And) else [tree]
-    return [t.sql() for t in terms]
+    return [_sql(t) for t in terms]
 
 
 def _conjunct_text(term: str) -> str:
     tree = _tree(term)
-    return term if tree is None else tree.sql()
+    return term if tree is None else _sql(tree)
 
 
 _RANKS = (exp.Rank, exp.DenseRank, exp.RowNumber)
@@ -345,7 +360,7 @@ def _condition_of(element: str) -> tuple[str, str | None]:
     if tree is None:
         return element, None
     if isinstance(tree, exp.Filter) and isinstance(tree.expression, exp.Where):
-        return _count_star(tree.this).sql(), tree.expression.this.sql()
+        return _sql(_count_star(tree.this)), _sql(tree.expression.this)
     if isinstance(tree, exp.AggFunc) and isinstance(tree.this, exp.Case):
         case = tree.this
         ifs = case.args.get("ifs") or []
@@ -358,8 +373,8 @@ def _condition_of(element: str) -> tuple[str, str | None]:
         if len(ifs) == 1 and quiet:
             stripped = tree.copy()
             stripped.set("this", ifs[0].args["true"].copy())
-            return _count_star(stripped).sql(), ifs[0].this.sql()
-    return tree.sql(), None
+            return _sql(_count_star(stripped)), _sql(ifs[0].this)
+    return _sql(tree), None
 
 
 def _count_star(tree: exp.Expr) -> exp.Expr:
@@ -441,7 +456,7 @@ def _unrounded(element: str) -> str:
         return element
     while isinstance(tree, exp.Round):
         tree = tree.this
-    return tree.sql()
+    return _sql(tree)
 
 
 def retrieval_findings(not_offered: Sequence[str]) -> list[Finding]:
@@ -493,7 +508,7 @@ def _columns(element: str) -> frozenset[str]:
     tree = _tree(element)
     if tree is None:
         return frozenset()
-    return frozenset(column.sql() for column in tree.find_all(exp.Column))
+    return frozenset(_sql(column) for column in tree.find_all(exp.Column))
 
 
 @lru_cache(maxsize=8192)
