@@ -92,13 +92,20 @@ def _candidate(
     schema: Schema | None,
     rules: CleaningRules | None,
 ) -> tuple[QueryAnalysis | None, str | None]:
-    """The cleaned candidate's analysis, or None and why it does not parse."""
+    """The cleaned candidate's analysis, or None and why it does not parse or cannot be
+    analysed (sqlglot cannot qualify it: a DuckDB PIVOT statement)."""
     try:
         candidate_tree = parse_one_query(candidate_sql, dialect)
     except SqlAnalysisError as error:
         return None, str(error)
     cleaned = clean_candidate(candidate_tree, gold_tree, rules, copy=False)  # parsed here
-    return analyse_tree(cleaned, dialect, schema, candidate_sql, canonical=False), None
+    try:  # the tree was parsed here: qualified in place, not copied
+        analysis = analyse_tree(
+            cleaned, dialect, schema, candidate_sql, copy=False, canonical=False
+        )
+    except SqlAnalysisError as error:  # parsed but not analysable: a result, as not parsing is
+        return None, str(error)
+    return analysis, None
 
 
 PairJob = tuple[str, str | None, str, "Schema | None", bool]
@@ -166,7 +173,10 @@ def read_gold(job: tuple[str, str, Schema | None]) -> GoldReading:
     as_read = _as_read(gold_sql, "", dialect, schema)[0]
     try:
         tree = parse_one_query(as_read, dialect)
-        analysis = analyse_tree(tree, dialect, schema, as_read, canonical=as_read == gold_sql)
+        # parsed here and read nowhere else: qualified in place, not copied
+        analysis = analyse_tree(
+            tree, dialect, schema, as_read, copy=False, canonical=as_read == gold_sql
+        )
     except SqlAnalysisError as error:
         return GoldReading(None, _canonical_or_none(gold_sql, dialect, schema), str(error))
     if analysis.canonical is not None:

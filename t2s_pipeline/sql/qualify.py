@@ -42,7 +42,9 @@ def qualify_query(
             # Without a copy a failed attempt leaves part of its work done; every step of
             # qualification preserves meaning, so the next attempt can start from there.
             qualified = _qualify(tree.copy() if copy else tree, dialect, attempt)
-        except SqlglotError:
+        except (SqlglotError, AssertionError):
+            # sqlglot asserts where it cannot scope a construct (a DuckDB PIVOT statement:
+            # "PIVOT (...) is not Selectable"); that is a query it cannot qualify, not a crash.
             continue
         return _quote_where_needed(qualified, dialect)
     raise SqlAnalysisError(f"cannot qualify the query against the {dialect} schema")

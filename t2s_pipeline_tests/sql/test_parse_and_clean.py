@@ -93,3 +93,29 @@ def test_sqlite_double_quoted_strings_are_filters_not_columns() -> None:
     assert pair.candidate is not None
     assert pair.candidate.components.filters == pair.gold.components.filters
     assert not pair.candidate.components.joins
+
+
+PIVOT = (
+    "SELECT * FROM (PIVOT (SELECT s.region_cd, s.site_type_cd, k.on_hand_qty FROM inventory.stock"
+    " AS k JOIN sales.sites AS s ON s.site_id = k.site_id) ON site_type_cd IN ('ST', 'WH') USING"
+    " sum(on_hand_qty) GROUP BY region_cd) AS p ORDER BY region_cd"
+)
+"""A DuckDB PIVOT in FROM (as in the legitimate-SQL corpus): it parses, and sqlglot asserts
+when it scopes it ("PIVOT (...) is not Selectable")."""
+
+
+def test_a_query_sqlglot_cannot_scope_is_an_analysis_error_not_a_crash() -> None:
+    """A gold or candidate PIVOT made the analysis raise sqlglot's AssertionError, which ended
+    the whole stage's batch; now the gold cannot be analysed (a value) and the candidate is
+    recorded as not analysable, like one that does not parse."""
+    from t2s_pipeline.sql.pair import analyse_sides, read_gold
+
+    reading = read_gold((PIVOT, "duckdb", None))
+    assert reading.analysis is None and reading.canonical is None
+    assert reading.error is not None and "cannot qualify" in reading.error
+    sides = analyse_sides(("SELECT 1 AS x", PIVOT, "duckdb", None, True))
+    assert not isinstance(sides, SqlAnalysisError)
+    assert sides.candidate is None and "cannot qualify" in str(sides.candidate_error)
+    whole = analyse_sides(("SELECT count(*) FROM sales.sites", PIVOT, "duckdb", None, False))
+    assert not isinstance(whole, SqlAnalysisError) and whole.gold is not None
+    assert whole.candidate is None and "cannot qualify" in str(whole.candidate_error)
