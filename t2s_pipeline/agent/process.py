@@ -12,6 +12,7 @@ from __future__ import annotations
 import atexit
 import contextlib
 import hashlib
+import os
 import pickle
 import select
 import subprocess
@@ -128,6 +129,17 @@ class _Child:
 _STARTED: dict[bytes, _Child] = {}
 _LOCK = threading.Lock()
 atexit.register(_end_started)
+
+
+def _forget_in_child() -> None:
+    """A forked child does not own the agent its parent started: it neither takes nor ends
+    it (and a lock another thread held at the fork is not inherited held)."""
+    global _LOCK
+    _LOCK = threading.Lock()
+    _STARTED.clear()
+
+
+os.register_at_fork(after_in_child=_forget_in_child)
 
 
 def _port(child: subprocess.Popen[bytes], timeout_s: float) -> int:

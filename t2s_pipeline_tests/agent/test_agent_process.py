@@ -51,3 +51,21 @@ def test_a_prestarted_agent_is_taken_by_the_serve_of_the_same_cases_and_settings
     with serve_in_process(sample_case_set(), settings) as url:
         assert other.process.poll() is not None  # started for other settings: ended, not used
         assert _answers(url) == in_thread
+
+
+def test_a_forked_child_does_not_own_the_prestarted_agent() -> None:
+    """A process forked after the prestart sees no started agent, so its exit cannot end the
+    parent's."""
+    import os
+
+    agent_process.prestart(sample_case_set(), AgentSettings())
+    (started,) = agent_process._STARTED.values()
+    pid = os.fork()
+    if pid == 0:  # the child: nothing to take, nothing to end
+        agent_process._end_started()
+        os._exit(0 if not agent_process._STARTED else 1)
+    _, status = os.waitpid(pid, 0)
+    assert os.waitstatus_to_exitcode(status) == 0
+    assert started.process.poll() is None and agent_process._STARTED
+    agent_process._end_started()
+    assert started.process.poll() is not None
