@@ -41,6 +41,7 @@ from t2s_pipeline.sut.contract import (
     put_path,
     to_wire,
 )
+from t2s_pipeline.sut.lane import Lane, Reply, direct_ok, encode_json
 from t2s_pipeline.sut.retry import RetryPolicy, retryable_status
 
 M = TypeVar("M", bound=BaseModel)
@@ -103,9 +104,13 @@ class HttpSutClient(SutClient):
         # One TLS context for every lane: building one costs ~20 ms of CPU per client.
         self._tls = ssl.create_default_context()
         self._sync = httpx.Client(
-            timeout=self._timeout(), headers=dict(settings.headers), verify=self._tls
+            base_url=settings.base_url,
+            timeout=self._timeout(),
+            headers=dict(settings.headers),
+            verify=self._tls,
         )
         self._urls: dict[str, httpx.URL] = {}
+        self._direct = direct_ok(settings.base_url)
 
     def health(self) -> Health:
         """GET the health path; an unreachable or malformed health is a :class:`SutError`."""
@@ -148,7 +153,11 @@ class HttpSutClient(SutClient):
             self._async_client,
         )
 
-    def _async_client(self) -> httpx.AsyncClient:
+    def _async_client(self) -> Lane | httpx.AsyncClient:
+        """A lane's connection: its own (:mod:`~t2s_pipeline.sut.lane`) when nothing asks for
+        more than HTTP/1.1 to one origin, else an httpx client."""
+        if self._direct:
+            return Lane(self.settings.headers, self._tls, self.settings.connect_timeout_s)
         return httpx.AsyncClient(
             base_url=self.settings.base_url,
             timeout=self._timeout(),
@@ -162,7 +171,7 @@ class HttpSutClient(SutClient):
             self.settings.request_timeout_s, connect=self.settings.connect_timeout_s
         )
 
-    async def _item(self, http: httpx.AsyncClient, item: Item, run_id: str) -> ItemOutcome:
+    async def _item(self, http: Lane | httpx.AsyncClient, item: Item, run_id: str) -> ItemOutcome:
         names, paths = self.settings.field_names, self.settings.paths
         ask = AskRequest(
             question=item.question,
@@ -196,7 +205,7 @@ class HttpSutClient(SutClient):
         )
 
     async def _call(
-        self, http: httpx.AsyncClient, path: str, payload: dict[str, object], model: type[M]
+        self, http: Lane | httpx.AsyncClient, path: str, payload: dict[str, object], model: type[M]
     ) -> _Call[M]:
         policy = self.settings.retry
         start = time.perf_counter()
@@ -208,21 +217,25 @@ class HttpSutClient(SutClient):
                 return _Call(last, attempt, time.perf_counter() - start)
             await asyncio.sleep(policy.delay(attempt, last.retry_after, self._rng))
 
-    def _url(self, http: httpx.AsyncClient, path: str) -> httpx.URL:
-        """The absolute URL of ``path`` under the base URL, merged once: httpx parses and
-        merges a relative path again for every request (every lane has the same base URL)."""
+    def _url(self, path: str) -> httpx.URL:
+        """The absolute URL of ``path`` under the base URL, merged once (as httpx merges it;
+        an httpx client parses and merges a relative path again for every request)."""
         url = self._urls.get(path)
         if url is None:
-            url = self._urls[path] = http.build_request("POST", path).url
+            url = self._urls[path] = self._sync.build_request("POST", path).url
         return url
 
     async def _attempt(
-        self, http: httpx.AsyncClient, path: str, payload: dict[str, object], model: type[M]
+        self, http: Lane | httpx.AsyncClient, path: str, payload: dict[str, object], model: type[M]
     ) -> _Attempt[M]:
         deadline = self.settings.request_timeout_s
+        response: httpx.Response | Reply
         try:
             async with asyncio.timeout(deadline):
-                response = await http.post(self._url(http, path), json=payload)
+                if isinstance(http, Lane):
+                    response = await http.post(self._url(path), encode_json(payload))
+                else:
+                    response = await http.post(self._url(path), json=payload)
         except TimeoutError:
             return _Attempt(None, "timeout", message=f"no complete answer within {deadline} s")
         except httpx.ConnectTimeout as error:
@@ -286,7 +299,7 @@ def with_extra(payload: dict[str, Any], extra: Mapping[str, Any]) -> dict[str, A
     return payload
 
 
-def _read(response: httpx.Response, model: type[M], names: FieldNames) -> _Attempt[M]:
+def _read(response: httpx.Response | Reply, model: type[M], names: FieldNames) -> _Attempt[M]:
     status = response.status_code
     if not response.is_success:
         return _Attempt(
