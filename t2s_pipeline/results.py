@@ -41,7 +41,9 @@ import datetime as dt
 import decimal
 import enum
 import math
+import pickle
 import uuid
+import zlib
 from collections.abc import Callable, Hashable, Iterable, Sequence
 from dataclasses import dataclass, field
 from operator import itemgetter
@@ -118,6 +120,39 @@ class ResultSet:
         return [
             normalize_column(self.column_values(i), float_decimals) for i in range(self.n_columns)
         ]
+
+
+PACK_LEVEL = 1
+"""zlib's fastest level: on the benchmark's 2,000 results (4.8 MB pickled) 1.14 MB against
+level 6's 1.12 MB, in 0.03 s against 0.23 s."""
+
+
+def pack_rows(rows: Sequence[tuple[Any, ...]]) -> bytes:
+    """Rows as the results store keeps them: pickled and compressed.
+
+    >>> unpack_rows(pack_rows([(1, "a")]))
+    [(1, 'a')]
+    """
+    return zlib.compress(pickle.dumps(list(rows)), PACK_LEVEL)
+
+
+def unpack_rows(payload: bytes) -> list[tuple[Any, ...]]:
+    """Rows packed by :func:`pack_rows` (the store's own payloads only: this unpickles)."""
+    rows: list[tuple[Any, ...]] = pickle.loads(zlib.decompress(payload))  # noqa: S301
+    return rows
+
+
+@dataclass(frozen=True)
+class PackedResultSet:
+    """A result set whose rows stay packed until read: to another process it travels as its
+    compressed bytes (sending unpacked rows, dates and decimals one by one, cost more than
+    scoring them)."""
+
+    columns: tuple[Column, ...]
+    payload: bytes
+
+    def unpack(self) -> ResultSet:
+        return ResultSet(self.columns, unpack_rows(self.payload))
 
 
 class Truth(enum.Enum):

@@ -11,9 +11,7 @@ import dataclasses
 import datetime as dt
 import json
 import logging
-import pickle
 import threading
-import zlib
 from collections.abc import Iterator, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
@@ -25,6 +23,7 @@ import pandas as pd
 from t2s_pipeline.cases import Case, Domain
 from t2s_pipeline.execution import Guard, QueryOutcome, open_executor
 from t2s_pipeline.progress import Progress
+from t2s_pipeline.results import pack_rows, unpack_rows
 from t2s_pipeline.spread import cores
 from t2s_pipeline.sql.cut import CutProbe, cut_probe
 
@@ -90,10 +89,6 @@ def not_run(key: str, reason: str) -> ExecutedResult:
     """A query that was never executed (the SUT gave no SQL, or the agent failed)."""
     return ExecutedResult(key, "not_run", None, reason, (), [], False, 0.0)
 
-
-_PAYLOAD_LEVEL = 1
-"""zlib's fastest level: on the benchmark's 2,000 results (4.8 MB pickled) 1.14 MB against
-level 6's 1.12 MB, in 0.03 s against 0.23 s."""
 
 PARALLEL_FROM = 200
 """A database's batch of this many queries or more is shared between two workers (one core
@@ -205,14 +200,15 @@ def to_frame(results: Sequence[ExecutedResult], preview_rows: int) -> pd.DataFra
             "truncated": [r.truncated for r in results],
             "seconds": [r.seconds for r in results],
             "preview_json": [json.dumps(jsonable(r.rows[:preview_rows])) for r in results],
-            "payload": [zlib.compress(pickle.dumps(r.rows), _PAYLOAD_LEVEL) for r in results],
+            "payload": [pack_rows(r.rows) for r in results],
             "cut_tie": [r.cut_tie for r in results],
         }
     )
 
 
-def from_frame(frame: pd.DataFrame) -> dict[str, ExecutedResult]:
-    """Read stored results back, keyed by case or item id."""
+def from_frame(frame: pd.DataFrame, rows: bool = True) -> dict[str, ExecutedResult]:
+    """Read stored results back, keyed by case or item id; without ``rows`` every result's
+    rows are left out (empty), for a reader that takes them packed (:func:`packed_rows`)."""
     out: dict[str, ExecutedResult] = {}
     for row in frame.itertuples(index=False):
         out[str(row.key)] = ExecutedResult(
@@ -221,12 +217,17 @@ def from_frame(frame: pd.DataFrame) -> dict[str, ExecutedResult]:
             layer=None if pd.isna(row.layer) else str(row.layer),
             reason=None if pd.isna(row.reason) else str(row.reason),
             columns=tuple(json.loads(str(row.columns_json))),
-            rows=pickle.loads(zlib.decompress(bytes(row.payload))),  # noqa: S301 - our own store
+            rows=unpack_rows(bytes(row.payload)) if rows else [],
             truncated=bool(row.truncated),
             seconds=float(row.seconds),
             cut_tie=bool(row.cut_tie) if not pd.isna(row.cut_tie) else False,
         )
     return out
+
+
+def packed_rows(frame: pd.DataFrame) -> dict[str, bytes]:
+    """Each stored result's rows as stored (packed), keyed by case or item id."""
+    return {str(k): bytes(p) for k, p in zip(frame["key"], frame["payload"], strict=True)}
 
 
 def jsonable(value: Any) -> Any:

@@ -26,28 +26,32 @@ def diagnosis_rows(
     store: ResultsStore, run_id: str, facts: Mapping[str, DataFacts] | None = None
 ) -> list[dict[str, object]]:
     """Diagnose every item from its stored family rows (and what the data says, ``facts``)."""
-    output = store.read("output_scores", run_id).set_index("item_id")
-    components = store.read("component_scores", run_id).set_index("item_id")
-    retrieval = store.read("retrieval_scores", run_id).set_index("item_id")
-    suite = store.read("test_suite_matches", run_id).set_index("item_id")
+    # Plain dicts per item: a row looked up by label through pandas cost about 0.1 ms each.
+    output = _by_item(store.read("output_scores", run_id))
+    components = _by_item(store.read("component_scores", run_id))
+    retrieval = _by_item(store.read("retrieval_scores", run_id))
+    suite = _by_item(store.read("test_suite_matches", run_id))
     rows = []
-    for item_id, out in output.iterrows():
-        comp = components.loc[item_id].to_dict() if item_id in components.index else {}
-        retr = retrieval.loc[item_id].to_dict() if item_id in retrieval.index else {}
+    for item_id, out in output.items():
         found = evidence(
-            out.to_dict(),
-            comp,
-            retr,
+            out,
+            components.get(item_id, {}),
+            retrieval.get(item_id, {}),
             candidate_failed=out["candidate_status"] != "ok",
             gold_failed=out["gold_status"] != "ok",
             facts=(facts or {}).get(str(item_id), NO_FACTS),
         )
-        if item_id in suite.index:
-            found = replace(
-                found, snapshot_only=snapshot_only_finding(suite.loc[item_id].to_dict())
-            )
+        if item_id in suite:
+            found = replace(found, snapshot_only=snapshot_only_finding(suite[item_id]))
         rows.append(diagnosis_row(str(item_id), str(out["case_id"]), found))
     return rows
+
+
+def _by_item(frame: pd.DataFrame) -> dict[object, dict[str, object]]:
+    """Each row as a dict without its ``item_id``, keyed by it (as ``set_index("item_id")``
+    then ``.loc[item].to_dict()`` gives it: values as Python's own types)."""
+    records = frame.to_dict("records")
+    return {record.pop("item_id"): record for record in records}
 
 
 def materialise(run: RunContext) -> StageResult:
@@ -66,13 +70,14 @@ def data_facts(run: RunContext) -> dict[str, DataFacts]:
     """What the data says about each failing item's extra joins and differing conditions
     (``t2s_pipeline.scoring.facts``): every probe through the evaluation guard, each distinct
     probe once; a probe that fails says nothing."""
-    output = run.store.read("output_scores", run.run_id).set_index("item_id")
+    output = run.store.read("output_scores", run.run_id)
+    matches = dict(zip(output["item_id"], output["exact_match"], strict=True))
     components = run.store.read("component_scores", run.run_id)
     cases = run.case_set.by_id()
     wanted: dict[str, tuple[str, list[Probe]]] = {}
     for row in components.itertuples(index=False):
         item = str(row.item_id)
-        matched = output.loc[item, "exact_match"] if item in output.index else None
+        matched = matches.get(item)
         if matched is None or pd.isna(matched) or bool(matched):
             continue
         gold, candidate = json_object(row.gold_sets_json), json_object(row.candidate_sets_json)

@@ -13,13 +13,19 @@ import pandas as pd
 from t2s_pipeline.cases import Case
 from t2s_pipeline.config import ScorerSettings
 from t2s_pipeline.execution.records import ExecutedResult
-from t2s_pipeline.results import Column, ResultSet
+from t2s_pipeline.results import Column, PackedResultSet, ResultSet
 from t2s_pipeline.scoring.components import ComponentSets, score_components
 from t2s_pipeline.scoring.diagnosis import ItemEvidence, diagnose
 from t2s_pipeline.scoring.facts import DataFacts
 from t2s_pipeline.scoring.findings import Finding, component_findings, retrieval_findings
 from t2s_pipeline.scoring.ordering import OrderKeys, RowOrder
-from t2s_pipeline.scoring.output import OutputScore, OutputSettings, results_match, score_output
+from t2s_pipeline.scoring.output import (
+    OutputJob,
+    OutputScore,
+    OutputSettings,
+    results_match,
+    score_output_job,
+)
 from t2s_pipeline.scoring.summary import (
     COMPONENT_SETS,
 )
@@ -59,8 +65,16 @@ def result_set(
     """The scorer's view of an executed result: None when it failed; origins when they line up."""
     if result is None or not result.ok:
         return None
+    return ResultSet(result_columns(result, columns), result.rows)
+
+
+def result_columns(
+    result: ExecutedResult, columns: Sequence[OutputColumn] | None
+) -> tuple[Column, ...]:
+    """A result's columns with each one's origin from the query's analysis, when the two line
+    up (as many analysed columns as returned ones)."""
     lineage = list(columns) if columns is not None and len(columns) == len(result.columns) else None
-    cols = tuple(
+    return tuple(
         Column(
             name=name,
             origin=None if lineage is None else lineage[i].origin,
@@ -68,7 +82,14 @@ def result_set(
         )
         for i, name in enumerate(result.columns)
     )
-    return ResultSet(cols, result.rows)
+
+
+def _side(
+    result: ExecutedResult | None, columns: Sequence[OutputColumn] | None, packed: bytes | None
+) -> ResultSet | PackedResultSet | None:
+    if packed is None or result is None or not result.ok:
+        return result_set(result, columns)
+    return PackedResultSet(result_columns(result, columns), packed)
 
 
 def output_settings(settings: ScorerSettings) -> OutputSettings:
@@ -87,13 +108,32 @@ def score_item_output(
     candidate: ExecutedResult | None,
     settings: ScorerSettings,
 ) -> OutputScore:
-    score = score_output(
-        result_set(gold, analysis.gold_columns),
-        result_set(candidate, analysis.candidate_columns),
-        output_settings(settings),
-        reference_ordered=analysis.gold_ordered,
-        row_order=RowOrder(analysis.gold_order_keys, analysis.candidate_order_keys),
+    return finish_item_output(
+        score_output_job(output_job(analysis, gold, candidate, settings)), candidate
     )
+
+
+def output_job(
+    analysis: ItemAnalysis,
+    gold: ExecutedResult | None,
+    candidate: ExecutedResult | None,
+    settings: ScorerSettings,
+    packed: tuple[bytes | None, bytes | None] = (None, None),
+) -> OutputJob:
+    """The output scoring of one item as a value (:func:`score_item_output` runs it; a large
+    run spreads many over the cores). ``packed``: the gold's and the candidate's rows as the
+    store keeps them, read instead of the results' own rows (left out by the reader)."""
+    return OutputJob(
+        _side(gold, analysis.gold_columns, packed[0]),
+        _side(candidate, analysis.candidate_columns, packed[1]),
+        output_settings(settings),
+        analysis.gold_ordered,
+        RowOrder(analysis.gold_order_keys, analysis.candidate_order_keys),
+    )
+
+
+def finish_item_output(score: OutputScore, candidate: ExecutedResult | None) -> OutputScore:
+    """An item's output score once its candidate's cut is known."""
     if candidate is not None and candidate.ok and candidate.cut_tie:
         # Which tied rows the cut kept is luck, so nothing measured on them is decided: no
         # match, not "the same data", and the column and cell figures are undefined (left out

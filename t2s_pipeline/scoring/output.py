@@ -4,7 +4,7 @@
 them, picks a row key, pairs rows on shelves and counts matched cells, and checks exact match.
 Empty and failed sides follow SPEC 6.4: a zero denominator gives ``None``, never 0 or 1.
 
->>> from t2s_pipeline.results import ResultSet
+>>> from t2s_pipeline.results import PackedResultSet, ResultSet
 >>> gold = ResultSet.from_names(["n"], [[3]])
 >>> score_output(gold, ResultSet.from_names(["count"], [[3.0]])).exact_match
 True
@@ -15,7 +15,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field, replace
 from typing import Any, Literal
 
-from t2s_pipeline.results import ResultSet
+from t2s_pipeline.results import PackedResultSet, ResultSet
 from t2s_pipeline.scoring.columns import Pair, column_scores, pair_columns
 from t2s_pipeline.scoring.encoding import Crosswalk, encode
 from t2s_pipeline.scoring.exact import PERMUTATION_BOUND, ExactMatch, exact_match
@@ -169,6 +169,32 @@ def score_output(
         permutation_bound=settings.permutation_bound,
     )
     return replace(score, presentation=shown)
+
+
+@dataclass(frozen=True)
+class OutputJob:
+    """One :func:`score_output` call as a value, so a batch can be spread over cores."""
+
+    reference: ResultSet | PackedResultSet | None
+    candidate: ResultSet | PackedResultSet | None
+    settings: OutputSettings
+    reference_ordered: bool
+    row_order: RowOrder | None
+
+
+def score_output_job(job: OutputJob) -> OutputScore:
+    """:func:`score_output` of one job (module level, light to import: a spread worker)."""
+    return score_output(
+        _unpacked(job.reference),
+        _unpacked(job.candidate),
+        job.settings,
+        reference_ordered=job.reference_ordered,
+        row_order=job.row_order,
+    )
+
+
+def _unpacked(side: ResultSet | PackedResultSet | None) -> ResultSet | None:
+    return side.unpack() if isinstance(side, PackedResultSet) else side
 
 
 def results_match(

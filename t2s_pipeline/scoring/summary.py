@@ -12,7 +12,7 @@ import pandas as pd
 
 from t2s_pipeline.judge.report import section_markdown
 from t2s_pipeline.scoring.components import COMPONENT_NAMES
-from t2s_pipeline.scoring.stats import Mean, mean_with_ci
+from t2s_pipeline.scoring.stats import Mean, mean_with_ci, means_with_ci
 
 CEILINGS: tuple[str, ...] = (
     "gold_failed",
@@ -172,22 +172,25 @@ def _cell(mean: Mean) -> str:
 
 def family_means(items: pd.DataFrame) -> dict[str, dict[str, Mean]]:
     """Mean, n and CI of every family metric present in the joined per-item frame."""
+    cases = _cases(items)
+    wanted = [
+        (family, metric, column)
+        for family, metrics in FAMILY_COLUMNS.items()
+        for metric, column in metrics.items()
+        if column in items
+    ]
+    means = means_with_ci([(_values(items[column]), cases) for _, _, column in wanted])
     families: dict[str, dict[str, Mean]] = {}
-    for family, metrics in FAMILY_COLUMNS.items():
-        present = {m: c for m, c in metrics.items() if c in items}
-        if present:
-            families[family] = {
-                m: mean_with_ci(_values(items[c]), _cases(items)) for m, c in present.items()
-            }
+    for (family, metric, _), mean in zip(wanted, means, strict=True):
+        families.setdefault(family, {})[metric] = mean
     return families
 
 
 def ex_by_band(items: pd.DataFrame, band_column: str = "difficulty") -> dict[str, Mean]:
     """Exact-match rate per difficulty band (bands sorted by name)."""
-    return {
-        str(band): mean_with_ci(_values(group["exact_match"]), _cases(group))
-        for band, group in sorted(items.groupby(band_column), key=lambda kv: str(kv[0]))
-    }
+    bands = sorted(items.groupby(band_column), key=lambda kv: str(kv[0]))
+    means = means_with_ci([(_values(group["exact_match"]), _cases(group)) for _, group in bands])
+    return {str(band): mean for (band, _), mean in zip(bands, means, strict=True)}
 
 
 def diagnosis_histograms(

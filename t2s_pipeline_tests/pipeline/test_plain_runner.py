@@ -15,6 +15,7 @@ import pytest
 from t2s_pipeline.assets.evaluation import FAST_CHECKS
 from t2s_pipeline.assets.launch import run_config
 from t2s_pipeline.assets.resources import T2SSettings
+from t2s_pipeline.run import output
 from t2s_pipeline.run.lock import LOCK_NAME, RunInProgress, run_lock
 from t2s_pipeline.run.runner import run_config_plainly
 from t2s_pipeline.run.stages import STAGES
@@ -25,14 +26,18 @@ from .same_tables import differing_tables
 
 
 def test_plain_runner_writes_the_same_tables_as_dagster(
-    project: Project, instance: dg.DagsterInstance, tmp_path: Path
+    project: Project, instance: dg.DagsterInstance, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """Every run table equal, row for row, column for column (see ``same_tables``)."""
+    """Every run table equal, row for row, column for column (see ``same_tables``). The plain
+    run scores outputs spread over two interpreters (as a large run does), the Dagster run in
+    one: the same table."""
     # Test suites on: the suite and ex_ts stages are compared too (the suite is built once).
     config = project.config("both-ways", test_suite={"enabled": True, "random_neighbours": 1})
     dagster = run_config(config, project.settings, instance=instance, checks=FAST_CHECKS)
     assert dagster.success
     plain_results = tmp_path / "plain-results"
+    monkeypatch.setattr(output, "SPREAD_FROM", 2)
+    monkeypatch.setattr(output, "STARTUP_JOBS", 0)
     plain = run_config_plainly(
         config, plain_results, tmp_path / "plain-registry", say=lambda _: None
     )

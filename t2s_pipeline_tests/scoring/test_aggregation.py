@@ -13,7 +13,14 @@ from scipy import stats
 
 from t2s_pipeline.scoring.compare import compare_runs, load_decision, unaccepted
 from t2s_pipeline.scoring.diagnosis import ItemEvidence, diagnose
-from t2s_pipeline.scoring.stats import mean_and_n, mean_with_ci, paired_delta, percentile_interval
+from t2s_pipeline.scoring.stats import (
+    THREADS_FROM,
+    mean_and_n,
+    mean_with_ci,
+    means_with_ci,
+    paired_delta,
+    percentile_interval,
+)
 from t2s_pipeline.scoring.summary import ex_by_band, family_means, robustness
 
 
@@ -192,3 +199,20 @@ def test_the_mean_without_an_interval_is_the_mean_with_one(values: list[object])
     with_ci = mean_with_ci(values)  # type: ignore[arg-type]
     without = mean_and_n(values)  # type: ignore[arg-type]
     assert (without.mean, without.n) == (with_ci.mean, with_ci.n) and without.ci is None
+
+
+def test_a_batch_of_means_on_two_threads_equals_one_at_a_time() -> None:
+    """``means_with_ci`` on a batch large enough for two threads: every figure as
+    ``mean_with_ci`` gives it alone (series of different lengths, so different draws run at
+    once)."""
+    rng = np.random.default_rng(7)
+    batch: list[tuple[list[float | bool | None], list[object] | None]] = []
+    for n in (3000, 2999, 1500, 3000, 40):
+        values: list[float | bool | None] = [
+            None if v < 0.1 else float(v > 0.5) for v in rng.random(n)
+        ]
+        batch.append((values, [i // 3 for i in range(n)] if n % 2 == 0 else None))
+    assert sum(len(v) for v, _ in batch) >= THREADS_FROM
+    together = means_with_ci(batch)
+    assert together == [mean_with_ci(values, clusters) for values, clusters in batch]
+    assert all(m.ci is not None for m in together)
