@@ -71,7 +71,7 @@ def stage(
     )
     if warm and _steps_share_a_process(context):
         warm_up(run)
-    return STAGE_BY_NAME[name].materialise(run)
+    return STAGE_BY_NAME[name].execute(run)
 
 
 def _steps_share_a_process(context: dg.AssetExecutionContext) -> bool:

@@ -24,7 +24,7 @@ from t2s_pipeline.run.analysis_cache import (
     load_cache,
     save_cache,
 )
-from t2s_pipeline.run.ask import candidate_sql, outcomes_from_frames
+from t2s_pipeline.run.ask import candidate_sql, stored_outcomes
 from t2s_pipeline.run.cache_keys import schema_hash, sql_key
 from t2s_pipeline.run.context import RunContext, StageResult
 from t2s_pipeline.run.items import items_from_frame
@@ -173,7 +173,7 @@ def materialise(run: RunContext) -> StageResult:
     """Gold and cleaned candidate SQL of every item, analysed once (origins, sets, tables)."""
     store, case_set = run.store, run.case_set
     run_items = items_from_frame(store.read("items", run.run_id))
-    outcomes = outcomes_from_frames(store.read("sut_responses", run.run_id), pd.DataFrame())
+    outcomes = stored_outcomes(store, run.run_id, probes=False)
     schemas = domain_schemas(case_set.cases, case_set.domain)
     analysed = safe_analyse_items(case_set, run_items, outcomes, schemas, load_cache(store))
     analyses = analysed.analyses

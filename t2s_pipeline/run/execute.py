@@ -5,12 +5,10 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 
-import pandas as pd
-
 from t2s_pipeline.cases import CaseSet
 from t2s_pipeline.execution.guard import Guard
 from t2s_pipeline.execution.records import QueryJob, execute_jobs, to_frame
-from t2s_pipeline.run.ask import candidate_sql, outcomes_from_frames
+from t2s_pipeline.run.ask import candidate_sql, stored_outcomes
 from t2s_pipeline.run.context import RunContext, StageResult
 from t2s_pipeline.run.items import items_from_frame
 from t2s_pipeline.scoring.item import gold_drift
@@ -63,7 +61,7 @@ def materialise_candidates(run: RunContext) -> StageResult:
     """Every candidate query through the same guarded executor as the gold."""
     store = run.store
     run_items = items_from_frame(store.read("items", run.run_id))
-    outcomes = outcomes_from_frames(store.read("sut_responses", run.run_id), pd.DataFrame())
+    outcomes = stored_outcomes(store, run.run_id, probes=False)
     jobs = candidate_jobs(run.case_set, run_items, outcomes)
     results = execute_jobs(run.case_set.domain, jobs, guard(run), run.progress("candidates"))
     store.replace_run(

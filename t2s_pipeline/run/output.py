@@ -12,7 +12,7 @@ import pandas as pd
 from t2s_pipeline.config import ScorerSettings
 from t2s_pipeline.execution.records import from_frame, packed_rows
 from t2s_pipeline.run.analyse import analyses_from_frame
-from t2s_pipeline.run.ask import outcomes_from_frames
+from t2s_pipeline.run.ask import outcomes_from_frames, stored_outcomes
 from t2s_pipeline.run.context import Metadata, RunContext, StageResult
 from t2s_pipeline.run.rows import family_metadata, write
 from t2s_pipeline.scoring.item import (
@@ -27,6 +27,7 @@ from t2s_pipeline.scoring.summary import (
     count_ceilings,
 )
 from t2s_pipeline.spread import spread
+from t2s_pipeline.sut.client import ItemOutcome
 
 SPREAD_FROM = 3000
 """Items from which the output scoring is shared with a second interpreter (about 0.8 ms an
@@ -45,6 +46,7 @@ def score_outputs(
     candidate_results: pd.DataFrame,
     responses: pd.DataFrame,
     probes: pd.DataFrame | None = None,
+    outcomes: Mapping[str, ItemOutcome] | None = None,
 ) -> list[dict[str, object]]:
     """Output family and exact match of every item, with its ceilings.
 
@@ -57,7 +59,8 @@ def score_outputs(
     candidates = from_frame(candidate_results, rows=False)
     candidate_rows = packed_rows(candidate_results)
     drift = dict(zip(gold["key"], gold["drift"], strict=True)) if not gold.empty else {}
-    outcomes = outcomes_from_frames(responses, pd.DataFrame() if probes is None else probes)
+    if outcomes is None:  # else: read from these same frames before (``stored_outcomes``)
+        outcomes = outcomes_from_frames(responses, pd.DataFrame() if probes is None else probes)
     isolated = dict(zip(responses["item_id"], responses["isolated"], strict=True))
     jobs = [
         output_job(
@@ -105,13 +108,15 @@ def materialise(run: RunContext) -> StageResult:
     """Output family (columns and cells) and exact match, with every ceiling per item; the
     value is the rows, for the asset's table of the items behind each ceiling."""
     store, run_id = run.store, run.run_id
+    probed = run.spec.config.sut.kind != "replay"
     rows = score_outputs(
         run.spec.config.scorer,
         analyses_from_frame(store.read("sql_analyses", run_id)),
         store.read("gold_results", run_id),
         store.read("candidate_results", run_id),
         store.read("sut_responses", run_id),
-        None if run.spec.config.sut.kind == "replay" else store.read("retrieval_probes", run_id),
+        store.read("retrieval_probes", run_id) if probed else None,
+        stored_outcomes(store, run_id, probes=probed),
     )
     write(run, "output_scores", rows)
     metadata: Metadata = dict(family_metadata(rows, ["columns_recall", "cells_recall"]))

@@ -7,7 +7,7 @@ import json
 from typing import Any
 
 from t2s_pipeline.run.analyse import analyses_from_frame
-from t2s_pipeline.run.ask import outcomes_from_frames
+from t2s_pipeline.run.ask import stored_outcomes
 from t2s_pipeline.run.context import RunContext, StageResult
 from t2s_pipeline.run.rows import family_metadata, write
 from t2s_pipeline.scoring.item import ItemAnalysis
@@ -55,9 +55,7 @@ def materialise(run: RunContext) -> StageResult:
     """Retrieval family: required tables vs offered (SUT trace) and vs probed."""
     store = run.store
     analyses = analyses_from_frame(store.read("sql_analyses", run.run_id))
-    outcomes = outcomes_from_frames(
-        store.read("sut_responses", run.run_id), store.read("retrieval_probes", run.run_id)
-    )
+    outcomes = stored_outcomes(store, run.run_id, probes=True)
     dialect = run.case_set.domain.dialect
     rows = [retrieval_row(a, outcomes.get(i), dialect) for i, a in analyses.items()]
     write(run, "retrieval_scores", rows)

@@ -61,7 +61,7 @@ def run_partition(
             warm_up(run)
         for index, stage in enumerate(stages, start=1):
             started = time.perf_counter()
-            stage.materialise(run)
+            stage.execute(run)
             seconds[stage.name] = time.perf_counter() - started
             say(f"[{index}/{len(stages)}] {stage.name}: {seconds[stage.name]:.2f} s")
     return seconds

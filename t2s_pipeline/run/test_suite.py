@@ -12,7 +12,7 @@ from collections.abc import Mapping, Sequence
 import pandas as pd
 
 from t2s_pipeline.execution.records import ExecutedResult, QueryJob, execute_jobs, jsonable
-from t2s_pipeline.run.ask import candidate_sql, outcomes_from_frames
+from t2s_pipeline.run.ask import candidate_sql, stored_outcomes
 from t2s_pipeline.run.context import RunContext, StageResult
 from t2s_pipeline.run.execute import guard
 from t2s_pipeline.run.rows import family_metadata, write
@@ -87,7 +87,7 @@ def materialise(run: RunContext) -> StageResult:
 def test_suite_rows(run: RunContext, suite: TestSuite) -> list[dict[str, object]]:
     store = run.store
     exact = store.read("exact_matches", run.run_id)
-    outcomes = outcomes_from_frames(store.read("sut_responses", run.run_id), pd.DataFrame())
+    outcomes = stored_outcomes(store, run.run_id, probes=False)
     cases = run.case_set.by_id()
     checked = [
         r for r in exact.itertuples(index=False)
