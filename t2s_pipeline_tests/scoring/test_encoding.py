@@ -9,6 +9,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from t2s_pipeline.results import Struct, Truth
+from t2s_pipeline.scoring import encoding
 from t2s_pipeline.scoring.encoding import encode_values, global_ids
 
 # Normalised values of every kind; ints beyond 2**53 and beyond 64 bits force the slow paths.
@@ -93,3 +94,39 @@ def test_machine_arrays_hold_the_non_null_values() -> None:
     assert np.array_equal(encode_values([3.5, None, -0.0, 0.0]).machine, [3.5, 0.0])
     assert encode_values(["a", None]).machine is None
     assert encode_values([2**70, 1]).machine is None
+
+
+_SHORT = st.lists(
+    st.one_of(
+        _NORMALISED,
+        st.floats(allow_nan=True, allow_infinity=True),
+        st.sampled_from([-0.0, float("nan"), 2**63 - 1, -(2**63), 2**63]),
+    ),
+    min_size=1,
+    max_size=encoding.SMALL,
+)
+
+
+def _by_pandas(values: Sequence[Hashable]) -> encoding.EncodedColumn:
+    small, encoding.SMALL = encoding.SMALL, 0
+    try:
+        return encode_values(values)
+    finally:
+        encoding.SMALL = small
+
+
+@settings(max_examples=400, deadline=None)
+@given(st.one_of(_SHORT, _ONE_KIND.filter(bool)))
+def test_short_columns_are_numbered_as_pandas_numbers_them(values: list[Hashable]) -> None:
+    """A column short enough for the dict numbering gets exactly pandas' codes, uniques (the
+    same objects' types and values: the first of equal ones), machine array and kinds."""
+    mine, theirs = encode_values(values), _by_pandas(values)
+    assert mine.codes.dtype == theirs.codes.dtype and mine.codes.tolist() == theirs.codes.tolist()
+    assert [(type(u), u) for u in mine.uniques] == [(type(u), u) for u in theirs.uniques]
+    assert mine.kinds == theirs.kinds
+    if theirs.machine is None:
+        assert mine.machine is None
+    else:
+        assert mine.machine is not None and mine.machine.dtype == theirs.machine.dtype
+        assert mine.machine.tolist() == theirs.machine.tolist()
+        assert np.signbit(mine.machine).tolist() == np.signbit(theirs.machine).tolist()
