@@ -38,13 +38,15 @@ _READ = 65536
 _PROXY_VARIABLES = ("http_proxy", "https_proxy", "all_proxy")
 _DEFAULT_HEADERS = httpx.Headers(
     {
-        "accept": "*/*",
-        "accept-encoding": "gzip, deflate",
-        "connection": "keep-alive",
-        "user-agent": f"python-httpx/{httpx.__version__}",
+        "Accept": "*/*",
+        "Accept-Encoding": "gzip, deflate",
+        "Connection": "keep-alive",
+        "User-Agent": f"python-httpx/{httpx.__version__}",
     }
 )
-"""What an httpx client sends by default, so a SUT sees the same request as before."""
+"""What an httpx client sends by default, spelt as httpx spells them: a SUT sees the same
+request as before (names keep their case, as the configuration's own headers do: a service
+that looks a header up by its exact spelling still finds it)."""
 
 
 def direct_ok(base_url: str) -> bool:
@@ -117,7 +119,7 @@ class Lane:
     ) -> None:
         merged = httpx.Headers(_DEFAULT_HEADERS)
         merged.update(dict(headers))
-        self._headers = [(k.encode("latin-1"), v.encode("latin-1")) for k, v in merged.items()]
+        self._headers = list(merged.raw)  # as written, not lower-cased
         self._tls = tls
         self._connect_timeout_s = connect_timeout_s
         self._origin: tuple[str, str, int] | None = None
@@ -131,10 +133,10 @@ class Lane:
             method=b"POST",
             target=url.raw_path,
             headers=[
-                (b"host", url.netloc),
+                (b"Host", url.netloc),
                 *self._headers,
-                (b"content-type", b"application/json"),
-                (b"content-length", str(len(body)).encode()),
+                (b"Content-Length", str(len(body)).encode()),
+                (b"Content-Type", b"application/json"),
             ],
         )
         try:

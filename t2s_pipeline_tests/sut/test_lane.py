@@ -107,6 +107,9 @@ def test_a_kept_alive_connection_carries_plain_and_chunked_answers() -> None:
                 reply = await lane.post(httpx.URL(base + path), encode_json({"q": "é"}))
                 assert reply.status_code == 200 and reply.json() == {"sql": "SELECT 1"}
         assert raw.connections == 1
+        # Names as written (as httpx sends them): a service may look one up by its spelling.
+        assert b"\r\nX-Api-Key: k\r\n" in raw.heads[0]
+        assert b"\r\nContent-Type: application/json\r\n" in raw.heads[0]
         head = raw.heads[0].decode("latin-1").lower()
         assert "x-api-key: k" in head and "content-type: application/json" in head
         assert f"host: {base.removeprefix('http://')}" in head
