@@ -18,10 +18,11 @@ import errno
 import os
 import threading
 import uuid
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Generic, TypeVar
 
 import duckdb
 import pandas as pd
@@ -35,6 +36,9 @@ RUNS_DIR = "runs"
 
 class StoreError(T2SError):
     """The results store cannot be read or written: names the path, the cause and the fix."""
+
+
+V = TypeVar("V")
 
 
 class ResultsStore:
@@ -185,6 +189,42 @@ class ResultsStore:
 
 _SHARED: tuple[int, duckdb.DuckDBPyConnection] | None = None
 _SHARED_LOCK = threading.Lock()
+
+
+class KeptWhileUnchanged(Generic[V]):
+    """The last ``kept`` values computed from runs' stored tables, each kept while the files
+    of the tables it was computed from are unchanged (:meth:`ResultsStore.version`): stages
+    sharing a process read the same tables back once. Values are shared: callers must not
+    change them.
+
+    >>> import tempfile
+    >>> store = ResultsStore(Path(tempfile.mkdtemp()))
+    >>> memo: KeptWhileUnchanged[int] = KeptWhileUnchanged(kept=2)
+    >>> calls = []
+    >>> [memo.get(store, "r1", ["items"], lambda: calls.append(1) or len(calls)) for _ in "ab"]
+    [1, 1]
+    """
+
+    def __init__(self, kept: int) -> None:
+        self._kept = kept
+        self._values: dict[tuple[object, ...], V] = {}
+
+    def get(
+        self,
+        store: ResultsStore,
+        run_id: str,
+        tables: Iterable[str],
+        compute: Callable[[], V],
+        *variant: object,
+    ) -> V:
+        """The value ``compute`` gives for this store, run, ``variant`` and the current files
+        of ``tables``; computed again only after one of those files changed."""
+        key = (str(store.path.resolve()), run_id, *variant, store.version(run_id, tables))
+        if key not in self._values:
+            if len(self._values) >= self._kept:
+                self._values.pop(next(iter(self._values)))
+            self._values[key] = compute()
+        return self._values[key]
 
 
 @contextmanager

@@ -20,7 +20,7 @@ from t2s_pipeline.run.context import RunContext, StageResult
 from t2s_pipeline.run.items import items_from_frame
 from t2s_pipeline.run.rows import write
 from t2s_pipeline.spread import SPREAD_FROM, cores
-from t2s_pipeline.store import ResultsStore
+from t2s_pipeline.store import KeptWhileUnchanged, ResultsStore
 from t2s_pipeline.sut.client import Item, ItemOutcome, SutClient
 from t2s_pipeline.sut.contract import AskResponse, RetrieveResponse
 from t2s_pipeline.sut.factory import http_client, http_settings, python_client
@@ -67,24 +67,19 @@ def probe_row(outcome: ItemOutcome, item: Item) -> dict[str, object]:
 # The candidate, analyse, test-suite, output and retrieval stages each read every item's outcome
 # back (10,000 items: about 0.5 s without the probes, 1 s with them); stages sharing a process
 # read them once while the stored tables are unchanged.
-_OUTCOMES: dict[tuple[object, ...], dict[str, ItemOutcome]] = {}
-_KEPT = 4
+_OUTCOMES: KeptWhileUnchanged[dict[str, ItemOutcome]] = KeptWhileUnchanged(kept=4)
 
 
 def stored_outcomes(store: ResultsStore, run_id: str, probes: bool) -> Mapping[str, ItemOutcome]:
     """:func:`outcomes_from_frames` of one run's stored responses (and ``probes``), kept while
     those tables are unchanged (read-only: shared by the stages that ask for it)."""
     tables = ("sut_responses", "retrieval_probes") if probes else ("sut_responses",)
-    key = (str(store.path.resolve()), run_id, probes, store.version(run_id, tables))
-    found = _OUTCOMES.get(key)
-    if found is None:
-        if len(_OUTCOMES) >= _KEPT:
-            _OUTCOMES.pop(next(iter(_OUTCOMES)))
+
+    def read() -> dict[str, ItemOutcome]:
         frames = [store.read(name, run_id) for name in tables]
-        found = _OUTCOMES[key] = outcomes_from_frames(
-            frames[0], frames[1] if probes else pd.DataFrame()
-        )
-    return found
+        return outcomes_from_frames(frames[0], frames[1] if probes else pd.DataFrame())
+
+    return _OUTCOMES.get(store, run_id, tables, read, probes)
 
 
 def outcomes_from_frames(responses: pd.DataFrame, probes: pd.DataFrame) -> dict[str, ItemOutcome]:

@@ -12,7 +12,7 @@ import pandas as pd
 from t2s_pipeline.config import ScorerSettings
 from t2s_pipeline.execution.records import from_frame, packed_rows
 from t2s_pipeline.run.analyse import analyses_from_frame
-from t2s_pipeline.run.ask import outcomes_from_frames, stored_outcomes
+from t2s_pipeline.run.ask import stored_outcomes
 from t2s_pipeline.run.context import Metadata, RunContext, StageResult
 from t2s_pipeline.run.rows import family_metadata, write
 from t2s_pipeline.scoring.item import (
@@ -45,13 +45,15 @@ def score_outputs(
     gold: pd.DataFrame,
     candidate_results: pd.DataFrame,
     responses: pd.DataFrame,
-    probes: pd.DataFrame | None = None,
-    outcomes: Mapping[str, ItemOutcome] | None = None,
+    outcomes: Mapping[str, ItemOutcome],
+    probed: bool,
 ) -> list[dict[str, object]]:
     """Output family and exact match of every item, with its ceilings.
 
-    ``probes``: the run's retriever probes, for a SUT the harness can probe (HTTP, built-in);
-    an item whose probe is missing or failed is ``no_probe``. None: not a probed SUT (replay).
+    ``outcomes``: each item's answer as stored (:func:`~t2s_pipeline.run.ask.stored_outcomes`),
+    ``responses`` the stored table they were read from (whether each item was isolated).
+    ``probed``: the SUT can be probed (HTTP, built-in); an item whose probe is missing or
+    failed is then ``no_probe``. False: not a probed SUT (replay).
     """
 
     # Rows stay packed, read where each item is scored (sent to another process packed).
@@ -59,8 +61,6 @@ def score_outputs(
     candidates = from_frame(candidate_results, rows=False)
     candidate_rows = packed_rows(candidate_results)
     drift = dict(zip(gold["key"], gold["drift"], strict=True)) if not gold.empty else {}
-    if outcomes is None:  # else: read from these same frames before (``stored_outcomes``)
-        outcomes = outcomes_from_frames(responses, pd.DataFrame() if probes is None else probes)
     isolated = dict(zip(responses["item_id"], responses["isolated"], strict=True))
     jobs = [
         output_job(
@@ -87,7 +87,7 @@ def score_outputs(
             bool(isolated.get(item_id, True)),
             bool(drift.get(analysis.case_id, False)),
         )
-        if probes is not None and (outcome is None or outcome.probe is None):
+        if probed and (outcome is None or outcome.probe is None):
             found.append("no_probe")  # missing (no retrieve endpoint) or failed
         row = output_row(analysis, score, found)
         row["candidate_status"] = None if candidate is None else candidate.status
@@ -115,8 +115,8 @@ def materialise(run: RunContext) -> StageResult:
         store.read("gold_results", run_id),
         store.read("candidate_results", run_id),
         store.read("sut_responses", run_id),
-        store.read("retrieval_probes", run_id) if probed else None,
         stored_outcomes(store, run_id, probes=probed),
+        probed,
     )
     write(run, "output_scores", rows)
     metadata: Metadata = dict(family_metadata(rows, ["columns_recall", "cells_recall"]))

@@ -18,7 +18,7 @@ from t2s_pipeline.scoring.summary import (
     family_means,
     robustness,
 )
-from t2s_pipeline.store import ResultsStore
+from t2s_pipeline.store import KeptWhileUnchanged, ResultsStore
 
 # Joined to exact_matches by item, each without the columns it repeats.
 _JOINS = (
@@ -46,18 +46,12 @@ def joined_items(store: ResultsStore, run_id: str) -> pd.DataFrame:
 
 # The summary stage, the ceilings check, the comparison and the launcher each summarise the
 # same run; a summary is computed again only when one of the run's files changed.
-_SUMMARIES: dict[tuple[object, ...], RunSummary] = {}
-_KEPT = 16
+_SUMMARIES: KeptWhileUnchanged[RunSummary] = KeptWhileUnchanged(kept=16)
 
 
 def summarise_run(store: ResultsStore, run_id: str) -> RunSummary:
     """The run's :class:`RunSummary`, from its stored tables (kept while they are unchanged)."""
-    key = (str(store.path.resolve()), run_id, store.version(run_id, SUMMARISED))
-    if key not in _SUMMARIES:
-        if len(_SUMMARIES) >= _KEPT:
-            _SUMMARIES.pop(next(iter(_SUMMARIES)))
-        _SUMMARIES[key] = _summarise(store, run_id)
-    return _SUMMARIES[key]
+    return _SUMMARIES.get(store, run_id, SUMMARISED, lambda: _summarise(store, run_id))
 
 
 def _summarise(store: ResultsStore, run_id: str) -> RunSummary:

@@ -61,9 +61,19 @@ def demo_warehouse(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return build_warehouse(tmp_path_factory.mktemp("demo") / "warehouse.duckdb").path
 
 
+@pytest.fixture(scope="session")
+def guard_cache(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """One hostile-suite verdict for every project of the session: the verdict depends only on
+    the suite, the executor's code and the warehouse, which they share. The first run with the
+    guardrails check runs the suite (a few minutes); the others read its clean verdict, as a
+    team's later runs do (the suite itself is tested in ``execution/test_hostile_suite.py``)."""
+    return tmp_path_factory.mktemp("guard-cache")
+
+
 @pytest.fixture
-def project(tmp_path: Path, demo_warehouse: Path) -> Project:
-    """A copy of the demo cases pointing at the session warehouse, with its own store."""
+def project(tmp_path: Path, demo_warehouse: Path, guard_cache: Path) -> Project:
+    """A copy of the demo cases pointing at the session warehouse, with its own store (and
+    the session's hostile-suite verdicts, :func:`guard_cache`)."""
     cases = tmp_path / "cases" / "erp"
     shutil.copytree(REPO / "cases" / "erp", cases)
     domain = yaml.safe_load((cases / "domain.yaml").read_text())
@@ -78,6 +88,9 @@ def project(tmp_path: Path, demo_warehouse: Path) -> Project:
         hostile_dir=str(HOSTILE_SUITE),
         warehouse_path=str(demo_warehouse),
     )
+    # The guardrails check keeps its verdicts next to the run registry.
+    (tmp_path / ".t2s").mkdir(exist_ok=True)
+    (tmp_path / ".t2s" / "guard_cache").symlink_to(guard_cache)
     return Project(tmp_path, settings)
 
 

@@ -90,12 +90,6 @@ class Team:
                 os.killpg(proc.pid, 9)
 
 
-@pytest.fixture(scope="session")
-def guard_cache(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """One hostile-suite verdict for every team of the session (same warehouse, same code)."""
-    return tmp_path_factory.mktemp("guard-cache")
-
-
 def _team(
     tmp_path: Path,
     warehouse: Path,
