@@ -1,8 +1,11 @@
 """Benchmark import at scale: N SQLite databases and M questions in Spider's format, imported
 with `t2s import spider`, predictions (about two in three right) converted to a replay file,
-and the run scored through the pipeline. Prints items per second for import and scoring.
+and the run scored through the pipeline. Prints items per second for import and scoring, and
+the scoring run against its floor (every gold and predicted query executed once through a bare
+sqlite3 connection plus a plain multiset comparison, timed here) as `end-to-end / floor: X`,
+with the harness's own cost per item.
 
-    .venv/bin/python bench/import_scale.py --databases 20 --items 1000
+    .venv/bin/python bench/import_scale.py --databases 20 --items 1034
 """
 
 from __future__ import annotations
@@ -149,6 +152,28 @@ def write_spider_files(root: Path, db_ids: list[str], questions: list[Question])
     (root / "pred.sql").write_text("".join(q.predicted + "\n" for q in questions))
 
 
+def floor_seconds(database: Path, questions: list[Question]) -> float:
+    """The least any harness must spend on these items: each gold and predicted query executed
+    once through a bare sqlite3 connection (no guard, no limits), rows compared as multisets."""
+    connections = {
+        db_id: sqlite3.connect(f"file:{database / db_id / db_id}.sqlite?mode=ro", uri=True)
+        for db_id in {q.db_id for q in questions}
+    }
+    started = time.perf_counter()
+    for question in questions:
+        connection = connections[question.db_id]
+        expected = connection.execute(question.gold).fetchall()
+        try:
+            got = connection.execute(question.predicted).fetchall()
+        except sqlite3.Error:
+            got = None
+        _ = got is not None and sorted(map(repr, got)) == sorted(map(repr, expected))
+    seconds = time.perf_counter() - started
+    for connection in connections.values():
+        connection.close()
+    return seconds
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--databases", type=int, default=20)
@@ -191,6 +216,7 @@ def main() -> None:
                 steps.update(step_seconds(instance, run.run_id))
         assert outcome.success, "the benchmark run failed"
         summary = summarise_run(settings.store(), outcome.run_id)
+        floor = floor_seconds(root / "database", questions)
     expected = sum(q.right for q in questions) / len(questions)
     ex = summary.families["exact"]["ex"].mean
     print(f"{args.items} questions on {args.databases} SQLite databases (Spider format)")
@@ -200,6 +226,11 @@ def main() -> None:
         f"{args.items / import_s:.0f} items/s"
     )
     print(f"scoring (run_config): {score_s:.1f} s -> {args.items / score_s:.1f} items/s")
+    print(f"  floor (bare sqlite3, every gold + prediction once, plain compare): {floor:.2f} s")
+    print(f"  end-to-end / floor: {score_s / floor:.2f}")
+    print(
+        f"  harness per item (run time minus floor): {(score_s - floor) / args.items * 1000:.1f} ms"
+    )
     print(f"EX {ex:.3f} (share of right predictions {expected:.3f})")
     for band, mean in summary.ex_by_difficulty.items():
         print(f"  {band:<16} EX {mean.mean:.3f}  n={mean.n}")
