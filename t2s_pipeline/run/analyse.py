@@ -109,7 +109,14 @@ def _analyse_all(
     todo = [key for key in stored if key not in memo]
     known = [cached.get(gold_keys[case_id]) for case_id, _ in todo]
     jobs: list[PairJob] = [
-        (cases[case_id].gold_sql, sql, dialect, schemas[cases[case_id].db_id], gold is not None)
+        (
+            cases[case_id].gold_sql,
+            sql,
+            dialect,
+            schemas[cases[case_id].db_id],
+            gold is not None,
+            None if gold is None else gold.gold_clauses,
+        )
         for (case_id, sql), gold in zip(todo, known, strict=True)
     ]
     made: dict[str, ItemAnalysis] = {}

@@ -53,6 +53,7 @@ def item_analysis(case_id: str, sides: Sides, gold: ItemAnalysis | None) -> Item
             candidate_components=None,
             candidate_error=None,
             gold_order_keys=sides.gold.order_keys,
+            gold_clauses=sides.gold.top_clauses,
         )
     assert gold is not None, "a pair analysed without its gold only when the gold was known"
     candidate = sides.candidate
@@ -83,6 +84,9 @@ def analysis_json(analysis: ItemAnalysis) -> str:
             "candidate_error": analysis.candidate_error,
             "gold_order_keys": _keys_json(analysis.gold_order_keys),
             "candidate_order_keys": _keys_json(analysis.candidate_order_keys),
+            "gold_clauses": None
+            if analysis.gold_clauses is None
+            else sorted(analysis.gold_clauses),
         }
     )
 
@@ -105,6 +109,7 @@ def analysis_from_json(item_id: str, case_id: str, text: str) -> ItemAnalysis:
         candidate_error=d["candidate_error"],
         gold_order_keys=_keys(d.get("gold_order_keys")),
         candidate_order_keys=_keys(d.get("candidate_order_keys")),
+        gold_clauses=None if d.get("gold_clauses") is None else frozenset(d["gold_clauses"]),
     )
 
 

@@ -57,6 +57,9 @@ class ItemAnalysis:
     candidate_order_keys: OrderKeys = None
     """What each outermost ORDER BY sorts by (``t2s_pipeline.scoring.ordering``); None for
     the candidate when it has no analysis."""
+    gold_clauses: frozenset[str] | None = None
+    """The gold's top-level LIMIT, OFFSET and ORDER BY (``sql.clean.top_clauses``), so a later
+    candidate of the same gold is cleaned without parsing the gold again; None: not known."""
 
 
 def result_set(

@@ -103,6 +103,7 @@ def score_pair(
         candidate_error=pair.candidate_error,
         gold_order_keys=pair.gold.order_keys,
         candidate_order_keys=None if pair.candidate is None else pair.candidate.order_keys,
+        gold_clauses=pair.gold.top_clauses,
     )
     output = score_item_output(analysis, gold, candidate, settings)
     return PairScore(

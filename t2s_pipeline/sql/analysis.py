@@ -13,6 +13,7 @@ from sqlglot.optimizer.scope import Scope
 
 from t2s_pipeline.scoring.components import ComponentSets
 from t2s_pipeline.sql.canonical import canonical_from_qualified
+from t2s_pipeline.sql.clean import top_clauses
 from t2s_pipeline.sql.components import extract_components
 from t2s_pipeline.sql.meaning import sort_keys
 from t2s_pipeline.sql.parse import parse_one_query
@@ -50,6 +51,9 @@ class QueryAnalysis:
     order_keys: tuple[int, ...] | None = ()
     """The output columns (0-based) the outermost ORDER BY sorts by, in order; ``()`` when
     the outermost query has no ORDER BY, None when it sorts by something not in the output."""
+    top_clauses: frozenset[str] = frozenset()
+    """Its top-level LIMIT, OFFSET and ORDER BY (``sql.clean.top_clauses``): what cleaning a
+    candidate against this query as the gold keeps."""
 
 
 def analyse_query(sql: str, dialect: str, schema: Schema | None) -> QueryAnalysis:
@@ -83,6 +87,7 @@ def analyse_tree(
     has_order_by = tree.args.get("order") is not None
     keys = order_keys(tree)
     has_limit = tree.args.get("limit") is not None
+    clauses = top_clauses(tree)
     qualified = qualify_query(tree, dialect, schema, copy=copy)
     resolver = Resolver(qualified, dialect, schema)
     components = extract_components(resolver) if resolver.scopes else ComponentSets()
@@ -103,6 +108,7 @@ def analyse_tree(
         has_order_by=has_order_by,
         has_limit=has_limit,
         order_keys=keys,
+        top_clauses=clauses,
     )
 
 

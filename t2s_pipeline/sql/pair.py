@@ -43,7 +43,10 @@ def analyse_pair(
     >>> pair.candidate is not None and pair.candidate.has_limit
     False
     """
-    gold_sql, candidate_sql = _as_read(gold_sql, candidate_sql, dialect, schema)
+    gold_sql, candidate_sql = (
+        _as_read(gold_sql, dialect, schema),
+        _as_read(candidate_sql, dialect, schema),
+    )
     gold_tree = parse_one_query(gold_sql, dialect)
     gold = analyse_tree(gold_tree, dialect, schema, gold_sql, canonical=False)
     candidate, error = _candidate(gold_tree, candidate_sql, dialect, schema, rules)
@@ -56,49 +59,58 @@ def analyse_candidate(
     dialect: str,
     schema: Schema | None,
     rules: CleaningRules | None = None,
+    gold_clauses: frozenset[str] | None = None,
 ) -> tuple[QueryAnalysis | None, str | None]:
     """The candidate side of :func:`analyse_pair` alone, for a gold whose analysis is known:
-    the gold is parsed (the candidate is cleaned against it) but not analysed.
+    the gold is parsed (the candidate is cleaned against it) but not analysed, and not even
+    parsed when its ``gold_clauses`` (:attr:`QueryAnalysis.top_clauses`) are given.
 
     >>> candidate, error = analyse_candidate("SELECT 1 AS x", "SELECT 2 AS x LIMIT 9", "duckdb", None)
     >>> candidate is not None and candidate.has_limit, error
     (False, None)
+    >>> candidate, _ = analyse_candidate("", "SELECT 2 AS x LIMIT 9", "duckdb", None,
+    ...                                  gold_clauses=frozenset({"limit"}))
+    >>> candidate is not None and candidate.has_limit
+    True
     """
-    gold_sql, candidate_sql = _as_read(gold_sql, candidate_sql, dialect, schema)
-    return _candidate(parse_one_query(gold_sql, dialect), candidate_sql, dialect, schema, rules)
+    gold: exp.Expr | frozenset[str] = (
+        parse_one_query(_as_read(gold_sql, dialect, schema), dialect)
+        if gold_clauses is None
+        else gold_clauses
+    )
+    return _candidate(gold, _as_read(candidate_sql, dialect, schema), dialect, schema, rules)
 
 
-def _as_read(
-    gold_sql: str, candidate_sql: str, dialect: str, schema: Schema | None
-) -> tuple[str, str]:
-    """Both texts as the engine reads them: SQLite reads ``"France"`` as a string when no
-    column has that name, so such literals are said explicitly."""
+def _as_read(sql: str, dialect: str, schema: Schema | None) -> str:
+    """The text as the engine reads it: SQLite reads ``"France"`` as a string when no column
+    has that name, so such literals are said explicitly."""
     speaker = engine_speaking(dialect)
     if speaker is None or not speaker.bare_double_quotes or schema is None:
-        return gold_sql, candidate_sql
+        return sql
     columns = frozenset(
         column.lower()
         for tables in schema.tables.values()
         for table in tables.values()
         for column in table
     )
-    return literal_double_quotes(gold_sql, columns), literal_double_quotes(candidate_sql, columns)
+    return literal_double_quotes(sql, columns)
 
 
 def _candidate(
-    gold_tree: exp.Expr,
+    gold: exp.Expr | frozenset[str],
     candidate_sql: str,
     dialect: str,
     schema: Schema | None,
     rules: CleaningRules | None,
 ) -> tuple[QueryAnalysis | None, str | None]:
     """The cleaned candidate's analysis, or None and why it does not parse or cannot be
-    analysed (sqlglot cannot qualify it: a DuckDB PIVOT statement)."""
+    analysed (sqlglot cannot qualify it: a DuckDB PIVOT statement). ``gold``: the gold's tree
+    or its top-level clauses (:func:`~t2s_pipeline.sql.clean.clean_candidate`)."""
     try:
         candidate_tree = parse_one_query(candidate_sql, dialect)
     except SqlAnalysisError as error:
         return None, str(error)
-    cleaned = clean_candidate(candidate_tree, gold_tree, rules, copy=False)  # parsed here
+    cleaned = clean_candidate(candidate_tree, gold, rules, copy=False)  # parsed here
     try:  # the tree was parsed here: qualified in place, not copied
         analysis = analyse_tree(
             cleaned, dialect, schema, candidate_sql, copy=False, canonical=False
@@ -108,9 +120,10 @@ def _candidate(
     return analysis, None
 
 
-PairJob = tuple[str, str | None, str, "Schema | None", bool]
+PairJob = tuple[str, str | None, str, "Schema | None", bool, "frozenset[str] | None"]
 """One pair to analyse: the gold SQL, the candidate SQL (None: the SUT gave none), the dialect,
-the schema, and whether the gold's analysis is known already (then only the candidate is)."""
+the schema, whether the gold's analysis is known already (then only the candidate is), and the
+known gold's top-level clauses (None: the gold is parsed again to clean the candidate)."""
 
 
 @dataclass(frozen=True)
@@ -127,16 +140,18 @@ def analyse_sides(job: PairJob) -> Sides | SqlAnalysisError:
     """One pair's analyses, a gold that cannot be analysed returned as a value. Light to
     import, so the fresh interpreters of ``t2s_pipeline.spread`` start quickly.
 
-    >>> sides = analyse_sides(("SELECT 1 AS x", None, "duckdb", None, False))
+    >>> sides = analyse_sides(("SELECT 1 AS x", None, "duckdb", None, False, None))
     >>> sides.gold is not None, sides.candidate, sides.candidate_error
     (True, None, 'no SQL')
     """
-    gold_sql, candidate_sql, dialect, schema, gold_known = job
+    gold_sql, candidate_sql, dialect, schema, gold_known, gold_clauses = job
     try:
         if gold_known:
             if not candidate_sql:
                 return Sides(None, None, "no SQL")
-            candidate, error = analyse_candidate(gold_sql, candidate_sql, dialect, schema)
+            candidate, error = analyse_candidate(
+                gold_sql, candidate_sql, dialect, schema, gold_clauses=gold_clauses
+            )
             return Sides(None, candidate, error)
         pair = analyse_pair(gold_sql, candidate_sql or "SELECT 1", dialect, schema)
     except SqlAnalysisError as error:
@@ -170,7 +185,7 @@ def read_gold(job: tuple[str, str, Schema | None]) -> GoldReading:
     ['orders']
     """
     gold_sql, dialect, schema = job
-    as_read = _as_read(gold_sql, "", dialect, schema)[0]
+    as_read = _as_read(gold_sql, dialect, schema)
     try:
         tree = parse_one_query(as_read, dialect)
         # parsed here and read nowhere else: qualified in place, not copied

@@ -204,8 +204,23 @@ def test_twins_reuse_the_gold_readings_of_earlier_runs(
     schemas = domain_schemas(case_set.cases, case_set.domain)
     pairs: list[Any] = []
     monkeypatch.setattr(pair_sql, "analyse_pair", lambda *a, **k: pairs.append(a))
+    parsed: list[str] = []
+    real_parse = pair_sql.parse_one_query
+
+    def parsing(sql: str, dialect: str) -> Any:
+        parsed.append(sql)
+        return real_parse(sql, dialect)
+
+    monkeypatch.setattr(pair_sql, "parse_one_query", parsing)
     analysed = ev.safe_analyse_items(case_set, items, answered, schemas, ev.load_cache(store))
     assert pairs == [] and analysed.golds_reused > 0
+    # Each candidate parsed once; no gold again (its clauses came with its stored analysis).
+    asked = {
+        (item.case_id, outcome.response.sql)
+        for item in items
+        if (outcome := answered.get(item.item_id)) is not None and outcome.response is not None
+    }
+    assert len(parsed) == len(asked)
     monkeypatch.undo()
     fresh = ev.safe_analyse_items(case_set, items, answered, schemas)
     assert (analysed.analyses, analysed.failed) == (fresh.analyses, fresh.failed)

@@ -2,12 +2,17 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
+from sqlglot import exp
 
 from t2s_pipeline.errors import SqlAnalysisError
 from t2s_pipeline.sql.analysis import analyse_query
-from t2s_pipeline.sql.clean import CleaningRules, clean_candidate
+from t2s_pipeline.sql.clean import CleaningRules, clean_candidate, top_clauses
 from t2s_pipeline.sql.parse import parse_one_query
+
+REPO = Path(__file__).resolve().parents[2]
 
 
 @pytest.mark.parametrize(
@@ -54,16 +59,71 @@ def test_analyse_query_raises_on_unparseable_sql() -> None:
             "SELECT a FROM t UNION SELECT b FROM u",
         ),
         ("SELECT a FROM t", "SELECT a FROM t ORDER BY a", "SELECT a FROM t ORDER BY a"),
+        (
+            "SELECT a FROM t ORDER BY a LIMIT 5 OFFSET 5",
+            "SELECT a FROM t ORDER BY a LIMIT 1000 OFFSET 5",
+            "SELECT a FROM t ORDER BY a LIMIT 1000 OFFSET 5",
+        ),
+        (
+            "SELECT a FROM t LIMIT 5",
+            "SELECT a FROM t LIMIT 5 OFFSET 5",
+            "SELECT a FROM t LIMIT 5",
+        ),
     ],
 )
 def test_candidate_loses_top_level_limit_only_when_gold_has_none(
     gold: str, candidate: str, expected: str
 ) -> None:
-    """The serving path appends LIMIT; a gold LIMIT or an inner LIMIT is part of the answer."""
-    cleaned = clean_candidate(
-        parse_one_query(candidate, "duckdb"), parse_one_query(gold, "duckdb"), CleaningRules()
-    )
-    assert cleaned.sql("duckdb") == expected
+    """The serving path appends LIMIT; a gold LIMIT or an inner LIMIT is part of the answer.
+    The same from the gold's tree, from its clauses and from its analysis (a known gold is
+    not parsed again)."""
+    gold_tree = parse_one_query(gold, "duckdb")
+    for reference in (
+        gold_tree,
+        top_clauses(gold_tree),
+        analyse_query(gold, "duckdb", None).top_clauses,
+    ):
+        cleaned = clean_candidate(parse_one_query(candidate, "duckdb"), reference, CleaningRules())
+        assert cleaned.sql("duckdb") == expected
+
+
+def _variants(gold: str) -> list[str]:
+    """Candidates of ``gold`` with a top-level LIMIT, OFFSET or ORDER BY set or taken away."""
+    variants = []
+    for key, value in (("limit", exp.Limit(expression=exp.Literal.number(1000))),
+                       ("offset", exp.Offset(expression=exp.Literal.number(3))),
+                       ("order", exp.Order(expressions=[exp.Ordered(this=exp.Literal.number(1))])),
+                       ("limit", None), ("order", None)):  # fmt: skip
+        tree = parse_one_query(gold, "duckdb")
+        tree.set(key, value)
+        variants.append(tree.sql("duckdb"))
+    return variants
+
+
+def test_a_known_gold_cleans_its_candidates_as_a_parsed_one() -> None:
+    """Every demo gold, read as the items stage reads it (its analysis kept for later runs):
+    each candidate variant analysed against the known gold's clauses equals the analysis
+    against the gold parsed again."""
+    from t2s_pipeline.cases import load_cases
+    from t2s_pipeline.sql.pair import analyse_sides, read_gold
+    from t2s_pipeline.sql.schema import domain_schemas
+
+    case_set = load_cases(REPO / "cases" / "erp")
+    schemas = domain_schemas(case_set.cases, case_set.domain)
+    compared = kept = 0
+    for case in case_set.cases:
+        schema = schemas[case.db_id]
+        reading = read_gold((case.gold_sql, "duckdb", schema))
+        assert reading.analysis is not None, case.id
+        clauses = reading.analysis.top_clauses
+        kept += bool(clauses)
+        for candidate in _variants(case.gold_sql):
+            known = analyse_sides((case.gold_sql, candidate, "duckdb", schema, True, clauses))
+            again = analyse_sides((case.gold_sql, candidate, "duckdb", schema, True, None))
+            assert not isinstance(known, SqlAnalysisError)
+            assert known == again, (case.id, candidate)
+            compared += 1
+    assert compared >= 500 and kept >= 20  # golds with a LIMIT or ORDER BY of their own
 
 
 def test_cleaning_rules_are_configurable() -> None:
@@ -113,9 +173,9 @@ def test_a_query_sqlglot_cannot_scope_is_an_analysis_error_not_a_crash() -> None
     reading = read_gold((PIVOT, "duckdb", None))
     assert reading.analysis is None and reading.canonical is None
     assert reading.error is not None and "cannot qualify" in reading.error
-    sides = analyse_sides(("SELECT 1 AS x", PIVOT, "duckdb", None, True))
+    sides = analyse_sides(("SELECT 1 AS x", PIVOT, "duckdb", None, True, None))
     assert not isinstance(sides, SqlAnalysisError)
     assert sides.candidate is None and "cannot qualify" in str(sides.candidate_error)
-    whole = analyse_sides(("SELECT count(*) FROM sales.sites", PIVOT, "duckdb", None, False))
+    whole = analyse_sides(("SELECT count(*) FROM sales.sites", PIVOT, "duckdb", None, False, None))
     assert not isinstance(whole, SqlAnalysisError) and whole.gold is not None
     assert whole.candidate is None and "cannot qualify" in str(whole.candidate_error)
