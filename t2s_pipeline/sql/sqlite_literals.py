@@ -27,6 +27,8 @@ def literal_double_quotes(sql: str, columns: frozenset[str]) -> str:
     >>> literal_double_quotes('SELECT "a", `x` FROM t', frozenset({"a"}))
     'SELECT "a", `x` FROM t'
     """
+    if '"' not in sql:  # no double-quoted word at all: nothing to read, nothing to parse
+        return sql
     try:
         tree = parse_one_query(sql, "sqlite")
     except SqlAnalysisError:
