@@ -2,15 +2,21 @@
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
 import pytest
 
+from t2s_pipeline.cases import load_cases
 from t2s_pipeline.scoring.components import PR, ComponentSets, score_components
+from t2s_pipeline.sql import components as components_sql
+from t2s_pipeline.sql.analysis import analyse_query
 from t2s_pipeline.sql.pair import analyse_pair
+from t2s_pipeline.sql.schema import domain_schemas
 from t2s_pipeline_tests.sql.fixture_files import entry_schema, load_fixture
 
 ENTRIES: list[dict[str, Any]] = load_fixture("components.yaml")
+REPO = Path(__file__).resolve().parents[2]
 
 
 def _check_sets(actual: ComponentSets, expected: dict[str, list[str]]) -> None:
@@ -57,3 +63,44 @@ def test_scores_json_shape() -> None:
     ]
     assert payload["select"] == {"precision": 0.5, "recall": 1.0}
     assert payload["limit"] == {"precision": None, "recall": 0.0}
+
+
+SHADOWED = [
+    # One alias, two derived tables: the same written text, different columns.
+    "SELECT s.a FROM (SELECT x AS a FROM t) AS s WHERE s.a > 1 "
+    "UNION ALL SELECT s.a FROM (SELECT y AS a FROM u) AS s WHERE s.a > 1",
+    "SELECT (SELECT MAX(s.a) FROM (SELECT x AS a FROM t) AS s) AS p, "
+    "(SELECT MAX(s.a) FROM (SELECT y AS a FROM u) AS s) AS q",
+    # A projection met again in GROUP BY, HAVING and ORDER BY.
+    "SELECT a, COUNT(*) FROM t GROUP BY a HAVING COUNT(*) > 1 ORDER BY COUNT(*) DESC, a",
+    # One text as a filter (split into its conjuncts) and as an output (whole).
+    "SELECT a BETWEEN 1 AND 5 AS inside FROM t WHERE a BETWEEN 1 AND 5",
+]
+
+
+def _without_memo(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Every element normalised afresh, as before nodes that read alike shared one."""
+    monkeypatch.setattr(
+        components_sql._Extractor,
+        "_elements",
+        lambda self, node, split=False: self._normalised(node, self.resolver.text(node), split),
+    )
+
+
+def test_nodes_that_read_alike_share_one_element_and_nothing_else(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """The extractor normalises each distinct element of a query once: on every demo gold and
+    the queries above (one alias over two derived tables), the sets and their display equal
+    those of normalising every node afresh."""
+    case_set = load_cases(REPO / "cases" / "erp")
+    schemas = domain_schemas(case_set.cases, case_set.domain)
+    queries = [(c.gold_sql, schemas[c.db_id]) for c in case_set.cases]
+    queries += [(sql, None) for sql in SHADOWED]
+    shared = [analyse_query(sql, "duckdb", schema).components for sql, schema in queries]
+    _without_memo(monkeypatch)
+    afresh = [analyse_query(sql, "duckdb", schema).components for sql, schema in queries]
+    assert shared == afresh
+    assert {"t.x > 1", "u.y > 1"} <= shared[-4].filters
+    assert {"MAX(t.x)", "MAX(u.y)"} <= shared[-3].aggregations
+    assert len(shared[-1].filters) == 2 and len(shared[-1].select) == 1
