@@ -7,16 +7,15 @@ from typing import Any
 
 import pytest
 
-from t2s_pipeline.cases import load_cases
 from t2s_pipeline.scoring.components import PR, ComponentSets, score_components
 from t2s_pipeline.sql import components as components_sql
 from t2s_pipeline.sql.analysis import analyse_query
 from t2s_pipeline.sql.pair import analyse_pair
 from t2s_pipeline.sql.schema import domain_schemas
+from t2s_pipeline_tests.scoring.test_analysis_memo import demo_cases
 from t2s_pipeline_tests.sql.fixture_files import entry_schema, load_fixture
 
 ENTRIES: list[dict[str, Any]] = load_fixture("components.yaml")
-REPO = Path(__file__).resolve().parents[2]
 
 
 def _check_sets(actual: ComponentSets, expected: dict[str, list[str]]) -> None:
@@ -88,12 +87,12 @@ def _without_memo(monkeypatch: pytest.MonkeyPatch) -> None:
 
 
 def test_nodes_that_read_alike_share_one_element_and_nothing_else(
-    monkeypatch: pytest.MonkeyPatch,
+    monkeypatch: pytest.MonkeyPatch, warehouse: Path
 ) -> None:
     """The extractor normalises each distinct element of a query once: on every demo gold and
     the queries above (one alias over two derived tables), the sets and their display equal
     those of normalising every node afresh."""
-    case_set = load_cases(REPO / "cases" / "erp")
+    case_set = demo_cases(warehouse)  # a fresh checkout has no .t2s/warehouse.duckdb
     schemas = domain_schemas(case_set.cases, case_set.domain)
     queries = [(c.gold_sql, schemas[c.db_id]) for c in case_set.cases]
     queries += [(sql, None) for sql in SHADOWED]

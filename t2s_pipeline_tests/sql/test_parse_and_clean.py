@@ -12,8 +12,6 @@ from t2s_pipeline.sql.analysis import analyse_query
 from t2s_pipeline.sql.clean import CleaningRules, clean_candidate, top_clauses
 from t2s_pipeline.sql.parse import parse_one_query
 
-REPO = Path(__file__).resolve().parents[2]
-
 
 @pytest.mark.parametrize(
     ("sql", "message"),
@@ -100,15 +98,15 @@ def _variants(gold: str) -> list[str]:
     return variants
 
 
-def test_a_known_gold_cleans_its_candidates_as_a_parsed_one() -> None:
+def test_a_known_gold_cleans_its_candidates_as_a_parsed_one(warehouse: Path) -> None:
     """Every demo gold, read as the items stage reads it (its analysis kept for later runs):
     each candidate variant analysed against the known gold's clauses equals the analysis
     against the gold parsed again."""
-    from t2s_pipeline.cases import load_cases
     from t2s_pipeline.sql.pair import analyse_sides, read_gold
     from t2s_pipeline.sql.schema import domain_schemas
+    from t2s_pipeline_tests.scoring.test_analysis_memo import demo_cases
 
-    case_set = load_cases(REPO / "cases" / "erp")
+    case_set = demo_cases(warehouse)  # a fresh checkout has no .t2s/warehouse.duckdb
     schemas = domain_schemas(case_set.cases, case_set.domain)
     compared = kept = 0
     for case in case_set.cases:
