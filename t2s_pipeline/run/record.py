@@ -11,6 +11,7 @@ from importlib.metadata import version
 from pathlib import Path
 
 import pandas as pd
+import sqlglot
 
 from t2s_pipeline.cases import CaseSet
 from t2s_pipeline.execution.registry import engine_named
@@ -23,8 +24,9 @@ from t2s_pipeline.store import ResultsStore
 
 @functools.cache
 def code_fingerprint() -> str:
-    """A hash of the package's source, so runs made by different code can be told apart
-    (the run id covers the configuration and the cases, not the harness).
+    """A hash of the package's source and of the sqlglot release that reads SQL, so runs made by
+    different code can be told apart (the run id covers the configuration and the cases, not
+    the harness) and an analysis kept under it is never reused by another sqlglot.
 
     >>> len(code_fingerprint())
     12
@@ -35,6 +37,7 @@ def code_fingerprint() -> str:
     for path in sorted(root.rglob("*.py")):
         digest.update(path.relative_to(root).as_posix().encode())
         digest.update(path.read_bytes())
+    digest.update(f"sqlglot {sqlglot.__version__}".encode())
     return digest.hexdigest()[:12]
 
 
