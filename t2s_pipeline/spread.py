@@ -26,10 +26,9 @@ Result = TypeVar("Result")
 
 SPREAD_FROM = 500
 """Jobs below this many run in the caller's process."""
-STARTUP_JOBS = 250
+STARTUP_JOBS = 100
 """About how many analyses the caller makes while an interpreter starts (about 0.4 s: the work
-functions live in modules light to import, ``sql.pair`` and ``sql.canonical``; a gold query's
-reading takes about 1.5 ms with the compiled sqlglot)."""
+functions live in modules light to import, ``sql.pair`` and ``sql.canonical``)."""
 _MOST = 4
 _ENTRY = "from t2s_pipeline.spread import serve; serve()"
 
