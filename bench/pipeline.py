@@ -2,7 +2,9 @@
 built-in agent, every asset materialised. Prints the run's time against its floor (every gold
 and candidate query executed once through the bare database plus a plain exact comparison,
 timed here) as `end-to-end / floor: X`, the harness's own cost per item, where the time goes,
-a second configuration on the same cases, and with several sizes how the time scales.
+the machine's CPU time during the run (and the least time that work needs on this machine's
+cores, in floors), a second configuration on the same cases, and with several sizes how the
+time scales.
 
     .venv/bin/python bench/pipeline.py --items 1000 10000 [--plain]
 """
@@ -10,6 +12,7 @@ a second configuration on the same cases, and with several sizes how the time sc
 from __future__ import annotations
 
 import argparse
+import os
 import shutil
 import tempfile
 import time
@@ -25,6 +28,7 @@ from t2s_pipeline.assets.resources import T2SSettings
 from t2s_pipeline.cases import load_cases
 from t2s_pipeline.demo.generate import build_warehouse
 from t2s_pipeline.run.runner import run_config_plainly
+from t2s_pipeline.spread import cores
 from t2s_pipeline.store import ResultsStore
 from t2s_pipeline.suites import HOSTILE_SUITE
 
@@ -124,26 +128,58 @@ def write_config(root: Path, name: str, cases: Path, notes: bool = True) -> Path
     return config
 
 
-def dagster_run(config: Path, settings: T2SSettings) -> tuple[str, float, dict[str, float]]:
-    """One partition through Dagster; the run id, its wall time and each step's seconds."""
+def machine_cpu_seconds() -> float | None:
+    """CPU time every process on this machine has used since it started (Linux ``/proc/stat``:
+    all but idle and I/O wait), or None where there is no such file."""
+    try:
+        fields = Path("/proc/stat").read_text().split("\n", 1)[0].split()[1:]
+    except OSError:
+        return None
+    ticks = [int(f) for f in fields]
+    return (sum(ticks) - ticks[3] - ticks[4]) / os.sysconf("SC_CLK_TCK")
+
+
+def dagster_run(
+    config: Path, settings: T2SSettings
+) -> tuple[str, float, dict[str, float], float | None]:
+    """One partition through Dagster; the run id, its wall time, each step's seconds and the
+    CPU time the machine used meanwhile (the run's own processes, the SUT's, the guard's
+    workers; on an idle machine, nothing else)."""
     with dg.instance_for_test() as instance:
+        cpu_before = machine_cpu_seconds()
         started = time.perf_counter()
         outcome = run_config(config, settings, instance, checks=FAST_CHECKS)
         wall = time.perf_counter() - started
+        cpu_after = machine_cpu_seconds()
         assert outcome.success, "the benchmark run failed"
         runs = instance.get_runs(filters=dg.RunsFilter(tags={"dagster/partition": outcome.run_id}))
         steps: dict[str, float] = {}
         for run in runs:
             steps.update(step_seconds(instance, run.run_id))
-    return outcome.run_id, wall, steps
+    cpu = None if cpu_before is None or cpu_after is None else cpu_after - cpu_before
+    return outcome.run_id, wall, steps, cpu
 
 
-def report(label: str, n_items: int, wall: float, floor: float, steps: dict[str, float]) -> None:
+def report(
+    label: str,
+    n_items: int,
+    wall: float,
+    floor: float,
+    steps: dict[str, float],
+    cpu: float | None = None,
+) -> None:
     sut = sum(v for k, v in steps.items() if k in SUT_STEPS)
     database = sum(v for k, v in steps.items() if k in DB_STEPS)
     print(f"\n{label}: {n_items} items end to end in {wall:.1f} s ({n_items / wall:.1f} items/s)")
     print(f"  floor (bare database, every gold + candidate once, plain compare): {floor:.2f} s")
     print(f"  end-to-end / floor: {wall / floor:.2f}")
+    if cpu is not None:
+        n_cores = cores()
+        print(
+            f"  CPU: {cpu:.1f} core-seconds ({cpu / wall:.2f} of {n_cores} cores on average); "
+            f"this work spread perfectly over {n_cores} cores takes at least "
+            f"{cpu / n_cores:.1f} s ({cpu / n_cores / floor:.2f} floors)"
+        )
     print(f"  harness per item (run time minus floor): {(wall - floor) / n_items * 1000:.1f} ms")
     print(
         f"  harness per item (run time minus floor and SUT): "
@@ -179,17 +215,17 @@ def main() -> None:
             replicate_cases(cases, warehouse, n_items, args.identical_copies)
             config = write_config(root, "bench", cases)
             settings = bench_settings(root, cases, config, warehouse)
-            run_id, wall, steps = dagster_run(config, settings)
+            run_id, wall, steps, cpu = dagster_run(config, settings)
             walls[n_items] = wall
             floor = floor_seconds(settings.store(), run_id, cases, warehouse)
-            report("Dagster", n_items, wall, floor, steps)
+            report("Dagster", n_items, wall, floor, steps, cpu)
             # A second configuration on the same cases: each gold's reading (analysis, canonical
             # form) and the analyses of identical pairs come from the first run's caches; the
             # gold queries themselves run live again.
             second = write_config(root, "bench-no-notes", cases, notes=False)
-            run_b, wall_b, steps_b = dagster_run(second, settings)
+            run_b, wall_b, steps_b, cpu_b = dagster_run(second, settings)
             report("second configuration", n_items, wall_b,
-                   floor_seconds(settings.store(), run_b, cases, warehouse), steps_b)  # fmt: skip
+                   floor_seconds(settings.store(), run_b, cases, warehouse), steps_b, cpu_b)  # fmt: skip
             if args.plain:
                 started = time.perf_counter()
                 plain = run_config_plainly(
