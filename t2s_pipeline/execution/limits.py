@@ -13,6 +13,7 @@ from typing import Any
 import duckdb
 import sqlglot
 from sqlglot import exp
+from sqlglot.dialects.dialect import Dialect
 from sqlglot.tokens import TokenType
 
 _LIMITABLE = (exp.Select, exp.SetOperation)
@@ -73,12 +74,12 @@ def with_row_limit(sql: str, dialect: str, row_limit: int) -> str:
     'SELECT * FROM (VALUES (1)) AS v(id) LIMIT 1001'
     """
     try:
-        parsed = [s for s in sqlglot.parse(sql, read=dialect) if s is not None]
-        tokens = [
-            t for t in sqlglot.tokenize(sql, read=dialect) if t.token_type != TokenType.SEMICOLON
-        ]
+        reader = Dialect.get_or_raise(dialect)
+        every = reader.tokenize(sql)  # read once: the parse and the clause's place share it
+        parsed = [s for s in reader.parser().parse(every, sql) if s is not None]
     except (sqlglot.errors.SqlglotError, RecursionError):  # deep nesting: the engine decides
         return sql
+    tokens = [t for t in every if t.token_type != TokenType.SEMICOLON]
     if len(parsed) != 1 or not isinstance(parsed[0], _LIMITABLE) or not tokens:
         return sql
     query = parsed[0]
