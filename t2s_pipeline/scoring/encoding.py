@@ -271,7 +271,7 @@ def global_ids(columns: Sequence[EncodedColumn]) -> list[np.ndarray]:
         numbered = _number_group(members) if kind == "number" else None
         if numbered is None:
             values = np.concatenate([c.uniques[: c.non_null] for c in members])
-            numbered = pd.factorize(values)[0].astype(np.int64, copy=False)
+            numbered = codes_of(values)
         bounds = np.cumsum([0] + [c.non_null for c in members])
         for position, start, stop in zip(groups[kind], bounds[:-1], bounds[1:], strict=True):
             ids[position][: stop - start] = numbered[start:stop] + offset
@@ -299,13 +299,13 @@ def _number_group(members: Sequence[EncodedColumn]) -> np.ndarray | None:
         ):
             return None  # an integer float64 cannot hold exactly: compare as Python objects
         machine = [a.astype(np.float64) for a in machine]
-    return pd.factorize(np.concatenate(machine))[0].astype(np.int64, copy=False)
+    return codes_of(np.concatenate(machine))
 
 
 def _object_ids(columns: Sequence[EncodedColumn]) -> list[np.ndarray]:
     """One numbering of every column's distinct values as Python objects (the general path)."""
     everything = np.concatenate([c.uniques for c in columns]) if columns else np.zeros(0, object)
-    ids = pd.factorize(everything)[0].astype(np.int64, copy=False)
+    ids = codes_of(everything)
     # Only NULL can take the sentinel; it gets its own id after the others.
     ids[ids < 0] = ids.max(initial=-1) + 1
     bounds = np.cumsum([0] + [c.distinct for c in columns])
@@ -332,5 +332,32 @@ def row_ids(columns: Sequence[np.ndarray], radices: Sequence[int]) -> np.ndarray
 
 def dense_ids(ids: np.ndarray) -> tuple[np.ndarray, int]:
     """Renumber ids to 0..k-1 in order of first appearance; returns the ids and k."""
-    codes, uniques = pd.factorize(ids)
-    return codes.astype(np.int64, copy=False), max(len(uniques), 1)
+    codes = codes_of(ids)
+    return codes, max(int(codes.max(initial=-1)) + 1, 1)
+
+
+def codes_of(values: np.ndarray) -> np.ndarray:
+    """``pd.factorize(values)[0]`` as int64: a code per value in order of first appearance,
+    equal values equal codes, NULL (None, NaN) -1. An array of at most :data:`SMALL` values
+    whose items are Python or NumPy ints, floats, text or :class:`~t2s_pipeline.results.Truth`
+    is numbered with a dict (pandas costs about 20 us a call whatever the size; output scoring
+    calls it a few times an item).
+
+    >>> codes_of(np.array(["b", "a", "b", None], dtype=object)).tolist()
+    [0, 1, 0, -1]
+    >>> codes_of(np.array([0.0, -0.0, 2.5, float("nan")])).tolist()
+    [0, 0, 1, -1]
+    """
+    if len(values) > SMALL or (values.dtype == object and not _plain_items(values)):
+        return pd.factorize(values)[0].astype(np.int64, copy=False)
+    seen: dict[Hashable, int] = {}
+    codes = [
+        -1 if value is None or value != value else seen.setdefault(value, len(seen))
+        for value in values.tolist()
+    ]
+    return np.array(codes, dtype=np.int64)
+
+
+def _plain_items(values: np.ndarray) -> bool:
+    """Whether every item is of a type a dict numbers as pandas' object hash table does."""
+    return set(map(type, values.tolist())) <= _SMALL_TYPES

@@ -130,3 +130,27 @@ def test_short_columns_are_numbered_as_pandas_numbers_them(values: list[Hashable
         assert mine.machine is not None and mine.machine.dtype == theirs.machine.dtype
         assert mine.machine.tolist() == theirs.machine.tolist()
         assert np.signbit(mine.machine).tolist() == np.signbit(theirs.machine).tolist()
+
+
+# What codes_of may meet: normalised values, NumPy's own numbers, NaN and signed zero.
+_CODED = st.one_of(
+    _NORMALISED,
+    st.sampled_from([-0.0, float("nan"), np.int64(3), np.float64(0.5), 2**64]),
+)
+
+
+@given(st.lists(_CODED, max_size=encoding.SMALL + 3))
+@settings(max_examples=500, deadline=None)
+def test_codes_of_equals_pandas_factorize(values: list[Hashable]) -> None:
+    """The dict numbering of short arrays gives exactly pandas' codes (objects, floats, ints);
+    longer arrays and other types are pandas' own."""
+    import pandas as pd
+
+    arrays = [np.array(values + [None], dtype=object)[:-1]]  # always a 1-D object array
+    numbers = [v for v in values if type(v) in (int, float) and abs(v) < 2**53]
+    arrays += [np.array(numbers, dtype=np.float64), np.array(numbers, dtype=np.float64)[:0]]
+    integers = [v for v in numbers if type(v) is int]
+    arrays += [np.array(integers, dtype=np.int64)]
+    for array in arrays:
+        expected = pd.factorize(array)[0].astype(np.int64)
+        assert encoding.codes_of(array).tolist() == expected.tolist(), array
