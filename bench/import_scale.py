@@ -22,7 +22,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import dagster as dg
-from pipeline import step_seconds  # bench/pipeline.py: this folder is on the path
+from pipeline import machine_cpu_seconds, step_seconds  # bench/pipeline.py: on the path
 
 from t2s_pipeline.assets.evaluation import FAST_CHECKS
 from t2s_pipeline.assets.launch import run_config
@@ -30,6 +30,7 @@ from t2s_pipeline.assets.resources import T2SSettings
 from t2s_pipeline.benchmarks.imports import import_spider
 from t2s_pipeline.benchmarks.predictions import convert_predictions, write_replay_config
 from t2s_pipeline.run.summary import summarise_run
+from t2s_pipeline.spread import cores
 from t2s_pipeline.suites import HOSTILE_SUITE
 
 REPO = Path(__file__).resolve().parents[1]
@@ -208,9 +209,11 @@ def main() -> None:
             hostile_dir=str(HOSTILE_SUITE),
         )
         with dg.instance_for_test() as instance:
+            cpu_before = machine_cpu_seconds()
             started = time.perf_counter()
             outcome = run_config(config, settings, instance, checks=FAST_CHECKS)
             score_s = time.perf_counter() - started
+            cpu_after = machine_cpu_seconds()
             steps: dict[str, float] = {}
             for run in instance.get_runs():
                 steps.update(step_seconds(instance, run.run_id))
@@ -231,6 +234,13 @@ def main() -> None:
     print(
         f"  harness per item (run time minus floor): {(score_s - floor) / args.items * 1000:.1f} ms"
     )
+    if cpu_before is not None and cpu_after is not None:
+        cpu = cpu_after - cpu_before
+        print(
+            f"  CPU: {cpu:.1f} core-seconds ({cpu / score_s:.2f} of {cores()} cores on average); "
+            f"spread perfectly over {cores()} cores at least {cpu / cores():.1f} s, "
+            f"{(cpu / cores() - floor) / args.items * 1000:.1f} ms an item besides the floor"
+        )
     print(f"EX {ex:.3f} (share of right predictions {expected:.3f})")
     for band, mean in summary.ex_by_difficulty.items():
         print(f"  {band:<16} EX {mean.mean:.3f}  n={mean.n}")
