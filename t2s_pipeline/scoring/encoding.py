@@ -338,9 +338,9 @@ def dense_ids(ids: np.ndarray) -> tuple[np.ndarray, int]:
 
 def codes_of(values: np.ndarray) -> np.ndarray:
     """``pd.factorize(values)[0]`` as int64: a code per value in order of first appearance,
-    equal values equal codes, NULL (None, NaN) -1. An array of at most :data:`SMALL` values
-    whose items are Python or NumPy ints, floats, text or :class:`~t2s_pipeline.results.Truth`
-    is numbered with a dict (pandas costs about 20 us a call whatever the size; output scoring
+    equal values equal codes, NULL (None, NaN) -1. An array of at most :data:`SMALL` values,
+    of an int or float dtype or holding only Python ints, floats, text, ``Truth`` and None, is
+    numbered with a dict (pandas costs about 20 us a call whatever the size; output scoring
     calls it a few times an item).
 
     >>> codes_of(np.array(["b", "a", "b", None], dtype=object)).tolist()
@@ -348,16 +348,12 @@ def codes_of(values: np.ndarray) -> np.ndarray:
     >>> codes_of(np.array([0.0, -0.0, 2.5, float("nan")])).tolist()
     [0, 0, 1, -1]
     """
-    if len(values) > SMALL or (values.dtype == object and not _plain_items(values)):
+    items = values.tolist() if len(values) <= SMALL else None
+    if items is None or (values.dtype == object and not set(map(type, items)) <= _SMALL_TYPES):
         return pd.factorize(values)[0].astype(np.int64, copy=False)
     seen: dict[Hashable, int] = {}
     codes = [
         -1 if value is None or value != value else seen.setdefault(value, len(seen))
-        for value in values.tolist()
+        for value in items
     ]
     return np.array(codes, dtype=np.int64)
-
-
-def _plain_items(values: np.ndarray) -> bool:
-    """Whether every item is of a type a dict numbers as pandas' object hash table does."""
-    return set(map(type, values.tolist())) <= _SMALL_TYPES

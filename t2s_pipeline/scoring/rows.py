@@ -21,11 +21,10 @@ from dataclasses import dataclass
 from functools import cached_property
 
 import numpy as np
-import pandas as pd
 from scipy.optimize import linear_sum_assignment
 
 from t2s_pipeline.scoring.columns import Pair
-from t2s_pipeline.scoring.encoding import Crosswalk, EncodedSide, row_ids
+from t2s_pipeline.scoring.encoding import Crosswalk, EncodedSide, codes_of, row_ids
 from t2s_pipeline.scoring.keys import Key
 
 WEAK_KEY_SELECTIVITY = 0.5
@@ -120,7 +119,7 @@ def _shelves(grid: _Grid, key: Key) -> _Shelves:
         number = np.where(seen, np.cumsum(seen) - 1, -1)
         ref_shelf, cand_known, count = number[reference], number[candidate], int(seen.sum())
     else:  # one hashing pass; codes follow first appearance, so reference values come first
-        codes = pd.factorize(np.concatenate([reference, candidate]))[0].astype(np.int64)
+        codes = codes_of(np.concatenate([reference, candidate]))
         ref_shelf, cand_known = codes[: len(reference)], codes[len(reference) :]
         count = int(ref_shelf.max()) + 1
         cand_known[cand_known >= count] = -1
